@@ -1,0 +1,3 @@
+file(REMOVE_RECURSE
+  "libdra_base.a"
+)

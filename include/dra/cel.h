@@ -1,0 +1,127 @@
+/*
+ * dra/cel.h: the CEL engine. Source text -> lexer -> parser (AST) ->
+ * checker (types against an environment) -> compiled program -> VM.
+ * Compile once, evaluate many: a program is immutable and refcounted, so
+ * threads and caches share it; evaluation state lives in a dra_cel_vm the
+ * caller owns and reuses, so the hot path does not allocate.
+ *
+ * This header holds the part every user needs (the DRA selector
+ * environment and device activation). The general value API used by the
+ * conformance runner lives below it.
+ */
+#ifndef DRA_CEL_H
+#define DRA_CEL_H
+
+#include "dra/base.h"
+#include "dra/codec.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kubernetes' limits for DRA selectors. */
+#define DRA_CEL_MAX_EXPR_LEN 10240          /* bytes */
+#define DRA_CEL_COST_LIMIT 1000000          /* runtime cost per evaluation */
+
+typedef struct dra_cel_env dra_cel_env;
+typedef struct dra_cel_program dra_cel_program;
+typedef struct dra_cel_vm dra_cel_vm;
+
+/* ---- environments ---------------------------------------------------- */
+
+typedef struct dra_cel_options {
+    /* 0 selects the default for the environment. */
+    uint64_t cost_limit;        /* runtime cost limit; default 1,000,000 */
+    size_t max_expr_len;        /* default 10,240 */
+    int strings_version;        /* strings extension version; DRA: k8s's */
+    int homogeneous_literals;   /* reject mixed-type list/map literals */
+} dra_cel_options;
+
+/* The environment Kubernetes uses for DeviceClass and request selectors:
+ * one variable `device` with fields driver, attributes, capacity and
+ * allowMultipleAllocations, plus the Kubernetes libraries. |opts| may be
+ * NULL. The env is caller-owned: dra_cel_env_free. */
+dra_err dra_cel_env_new_dra(const dra_mem *mem, const dra_cel_options *opts,
+                            dra_cel_env **out);
+void dra_cel_env_free(dra_cel_env *env);
+
+/* ---- compile ---------------------------------------------------------- */
+
+/* Parse and check |expr| (|len| bytes) in |env|. On failure returns
+ * DRA_EPARSE (syntax), DRA_ETYPE (check), DRA_ELIMIT (length) and adds
+ * messages with line:col and a caret line to |d|. On success *out is a
+ * new program with refcount 1; it does not reference |env| after return
+ * unless documented otherwise by the implementation (env must outlive it). */
+dra_err dra_cel_compile(dra_cel_env *env, const char *expr, size_t len,
+                        dra_cel_program **out, dra_diag *d);
+dra_cel_program *dra_cel_program_ref(dra_cel_program *p);
+void dra_cel_program_unref(dra_cel_program *p); /* NULL ok */
+/* Worst-case cost estimate from the checker, as Kubernetes computes it. */
+uint64_t dra_cel_program_cost_estimate(const dra_cel_program *p);
+
+/* ---- evaluation state ------------------------------------------------- */
+
+/* A reusable evaluation context: stacks, scratch arena, cost counter. One
+ * per thread; not shared. */
+dra_err dra_cel_vm_new(const dra_mem *mem, dra_cel_vm **out);
+void dra_cel_vm_free(dra_cel_vm *vm);
+/* Runtime cost of the last evaluation on |vm|. */
+uint64_t dra_cel_vm_last_cost(const dra_cel_vm *vm);
+
+/* ---- the DRA device activation ----------------------------------------
+ * The view of one device a selector sees. Attribute and capacity names
+ * are fully qualified ("gpu.nvidia.com/productName"); a name without a
+ * domain belongs to |driver|'s domain, as in a ResourceSlice, and the
+ * caller may pass either form. All pointers are borrowed for the life of
+ * the prepared device. */
+typedef enum dra_cel_attr_kind {
+    DRA_CEL_ATTR_INT,
+    DRA_CEL_ATTR_BOOL,
+    DRA_CEL_ATTR_STRING,
+    DRA_CEL_ATTR_VERSION
+} dra_cel_attr_kind;
+
+typedef struct dra_cel_attr {
+    const char *name;
+    dra_cel_attr_kind kind;
+    int64_t i;
+    int b;
+    const char *s; /* string, or the version text */
+    dra_semver version; /* parsed when kind is VERSION */
+} dra_cel_attr;
+
+typedef struct dra_cel_capacity {
+    const char *name;
+    dra_quantity value;
+} dra_cel_capacity;
+
+typedef struct dra_cel_device {
+    const char *driver;
+    const dra_cel_attr *attrs;
+    size_t nattrs;
+    const dra_cel_capacity *caps;
+    size_t ncaps;
+    int allow_multiple_allocations;
+} dra_cel_device;
+
+/* A device indexed for fast selector evaluation (attributes grouped by
+ * domain, names hashed). Build once per device, evaluate many programs.
+ * Owned by the caller; borrows |dev| and everything it points to. */
+typedef struct dra_cel_prepared dra_cel_prepared;
+dra_err dra_cel_device_prepare(const dra_mem *mem, const dra_cel_device *dev,
+                               dra_cel_prepared **out);
+void dra_cel_prepared_free(dra_cel_prepared *pd);
+
+/* Evaluate a selector. DRA_OK with *result 0/1; DRA_ETYPE when the result
+ * is not a bool; DRA_EEVAL for a runtime error (e.g. "no such key: x");
+ * DRA_ECOST when the cost limit is hit ("actual cost limit exceeded").
+ * The error text goes to |d| (may be NULL). No heap allocation on the
+ * common path. */
+dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
+                            const dra_cel_prepared *dev, int *result,
+                            dra_diag *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
