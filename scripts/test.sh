@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it:
+#   1. gcc, -Werror, every CTest test;
+#   2. clang, -Werror, ASan+UBSan and libFuzzer: every test again under the
+#      sanitizers, plus each fuzzer for DRA_FUZZ_SECONDS.
+# DRA_TEST_VALGRIND=1 adds a third pass with every test binary in valgrind.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+JOBS=$(nproc)
+
+pass() { # pass NAME CMAKE-ARGS...
+  local name=$1; shift
+  echo "=== $name"
+  cmake -S . -B "build/$name" "$@" >/dev/null
+  cmake --build "build/$name" -j"$JOBS"
+  ctest --test-dir "build/$name" --output-on-failure -j"$JOBS"
+}
+
+pass gcc -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=RelWithDebInfo
+pass clang-san -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+  -DDRA_SANITIZE=ON -DDRA_FUZZ=ON
+if [ "${DRA_TEST_VALGRIND:-0}" = 1 ]; then
+  pass valgrind -DCMAKE_C_COMPILER=gcc -DCMAKE_BUILD_TYPE=Debug -DDRA_VALGRIND=ON
+fi
