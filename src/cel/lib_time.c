@@ -23,7 +23,7 @@ static int64_t floor_div(int64_t a, int64_t b)
     return q;
 }
 
-int64_t cel_days_from_civil(int64_t y, int m, int d)
+int64_t lib_days_from_civil(int64_t y, int m, int d)
 {
     int64_t era, yoe, doy, doe;
     y -= m <= 2;
@@ -34,7 +34,7 @@ int64_t cel_days_from_civil(int64_t y, int m, int d)
     return era * 146097 + doe - 719468;
 }
 
-void cel_civil_from_unix(int64_t local_sec, cel_civil *c)
+void lib_civil_from_unix(int64_t local_sec, lib_civil *c)
 {
     int64_t days = floor_div(local_sec, 86400);
     int64_t rem = local_sec - days * 86400;
@@ -52,7 +52,7 @@ void cel_civil_from_unix(int64_t local_sec, cel_civil *c)
     c->min = (int)(rem / 60 % 60);
     c->sec = (int)(rem % 60);
     c->wday = (int)((days % 7 + 11) % 7); /* 1970-01-01 was a Thursday */
-    c->yday = (int)(days - cel_days_from_civil(c->year, 1, 1));
+    c->yday = (int)(days - lib_days_from_civil(c->year, 1, 1));
 }
 
 static int is_leap(int64_t y)
@@ -132,7 +132,7 @@ static int32_t parse_fraction(const char *s, size_t len, size_t *i)
     return ns;
 }
 
-dra_err cel_time_parse(const char *s, size_t len, int64_t *sec, int32_t *nsec,
+dra_err lib_ts_parse(const char *s, size_t len, int64_t *sec, int32_t *nsec,
                        int32_t *off)
 {
     size_t i = 0;
@@ -162,8 +162,8 @@ dra_err cel_time_parse(const char *s, size_t len, int64_t *sec, int32_t *nsec,
     ns = parse_fraction(s, len, &i);
     if (parse_offset(s, len, &i, &zoff) != DRA_OK || i != len)
         return DRA_EPARSE;
-    t = cel_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - zoff;
-    if (t < CEL_TIME_MIN_SEC || t > CEL_TIME_MAX_SEC)
+    t = lib_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se - zoff;
+    if (t < LIB_TS_MIN_SEC || t > LIB_TS_MAX_SEC)
         return DRA_ERANGE;
     *sec = t;
     *nsec = ns;
@@ -172,13 +172,13 @@ dra_err cel_time_parse(const char *s, size_t len, int64_t *sec, int32_t *nsec,
     return DRA_OK;
 }
 
-size_t cel_time_format(int64_t sec, int32_t nsec, int32_t off, char *buf,
+size_t lib_ts_format(int64_t sec, int32_t nsec, int32_t off, char *buf,
                        size_t size)
 {
-    cel_civil c;
+    lib_civil c;
     char frac[16] = "", zone[16] = "Z";
     int n;
-    cel_civil_from_unix(sec + off, &c);
+    lib_civil_from_unix(sec + off, &c);
     if (nsec > 0) {
         int k;
         snprintf(frac, sizeof frac, ".%09d", (int)nsec);
@@ -198,21 +198,21 @@ size_t cel_time_format(int64_t sec, int32_t nsec, int32_t off, char *buf,
 
 /* ---- checked arithmetic ----------------------------------------------------- */
 
-dra_err cel_dur_add(int64_t a, int64_t b, int64_t *out)
+dra_err lib_dur_add(int64_t a, int64_t b, int64_t *out)
 {
     if (__builtin_add_overflow(a, b, out))
         return DRA_ERANGE;
     return DRA_OK;
 }
 
-dra_err cel_dur_sub(int64_t a, int64_t b, int64_t *out)
+dra_err lib_dur_sub(int64_t a, int64_t b, int64_t *out)
 {
     if (__builtin_sub_overflow(a, b, out))
         return DRA_ERANGE;
     return DRA_OK;
 }
 
-dra_err cel_dur_neg(int64_t a, int64_t *out)
+dra_err lib_dur_neg(int64_t a, int64_t *out)
 {
     if (a == INT64_MIN)
         return DRA_ERANGE;
@@ -220,41 +220,41 @@ dra_err cel_dur_neg(int64_t a, int64_t *out)
     return DRA_OK;
 }
 
-dra_err cel_time_add(int64_t sec, int32_t nsec, int64_t dur_ns, int64_t *osec,
+dra_err lib_ts_add(int64_t sec, int32_t nsec, int64_t dur_ns, int64_t *osec,
                      int32_t *onsec)
 {
-    int64_t s, ns = (int64_t)nsec + dur_ns % CEL_NS_PER_SEC;
-    if (__builtin_add_overflow(sec, dur_ns / CEL_NS_PER_SEC, &s))
+    int64_t s, ns = (int64_t)nsec + dur_ns % LIB_NS_PER_SEC;
+    if (__builtin_add_overflow(sec, dur_ns / LIB_NS_PER_SEC, &s))
         return DRA_ERANGE;
     if (ns < 0) {
-        ns += CEL_NS_PER_SEC;
+        ns += LIB_NS_PER_SEC;
         s--;
-    } else if (ns >= CEL_NS_PER_SEC) {
-        ns -= CEL_NS_PER_SEC;
+    } else if (ns >= LIB_NS_PER_SEC) {
+        ns -= LIB_NS_PER_SEC;
         s++;
     }
-    if (s < CEL_TIME_MIN_SEC || s > CEL_TIME_MAX_SEC)
+    if (s < LIB_TS_MIN_SEC || s > LIB_TS_MAX_SEC)
         return DRA_ERANGE;
     *osec = s;
     *onsec = (int32_t)ns;
     return DRA_OK;
 }
 
-dra_err cel_time_sub_dur(int64_t sec, int32_t nsec, int64_t dur_ns,
+dra_err lib_ts_sub_dur(int64_t sec, int32_t nsec, int64_t dur_ns,
                          int64_t *osec, int32_t *onsec)
 {
     /* cel-go negates the duration first, so INT64_MIN cannot be negated. */
     if (dur_ns == INT64_MIN)
         return DRA_ERANGE;
-    return cel_time_add(sec, nsec, -dur_ns, osec, onsec);
+    return lib_ts_add(sec, nsec, -dur_ns, osec, onsec);
 }
 
-dra_err cel_time_diff(int64_t asec, int32_t ansec, int64_t bsec, int32_t bnsec,
+dra_err lib_ts_diff(int64_t asec, int32_t ansec, int64_t bsec, int32_t bnsec,
                       int64_t *out_ns)
 {
     int64_t s, t;
     if (__builtin_sub_overflow(asec, bsec, &s) ||
-        __builtin_mul_overflow(s, CEL_NS_PER_SEC, &t) ||
+        __builtin_mul_overflow(s, LIB_NS_PER_SEC, &t) ||
         __builtin_add_overflow(t, (int64_t)ansec - bnsec, out_ns))
         return DRA_ERANGE;
     return DRA_OK;
@@ -385,7 +385,7 @@ static dra_err dur_group(const char *s, size_t len, size_t *i, uint64_t *d,
     return DRA_OK;
 }
 
-dra_err cel_dur_parse(const char *s, size_t len, int64_t *ns, dra_buf *why)
+dra_err lib_dur_parse(const char *s, size_t len, int64_t *ns, dra_buf *why)
 {
     size_t i = 0;
     uint64_t d = 0;
@@ -416,7 +416,7 @@ dra_err cel_dur_parse(const char *s, size_t len, int64_t *ns, dra_buf *why)
 
 /* ---- float printing ------------------------------------------------------- */
 
-void cel_shortest_digits(double x, char digits[24], int *exp10)
+void lib_shortest_digits(double x, char digits[24], int *exp10)
 {
     char buf[40];
     int p, n = 0, e = 0;
@@ -436,8 +436,8 @@ void cel_shortest_digits(double x, char digits[24], int *exp10)
 }
 
 /* Go's 'f' format with the shortest round-trip digits, into |out|, which
- * must hold CEL_FIXED_MAX bytes (a subnormal needs ~330). Returns length. */
-#define CEL_FIXED_MAX 400
+ * must hold LIB_FIXED_MAX bytes (a subnormal needs ~330). Returns length. */
+#define LIB_FIXED_MAX 400
 static size_t fixed_repr(double x, char *out)
 {
     char d[24];
@@ -451,7 +451,7 @@ static size_t fixed_repr(double x, char *out)
         out[k] = '\0';
         return k;
     }
-    cel_shortest_digits(x, d, &e);
+    lib_shortest_digits(x, d, &e);
     nd = (int)strlen(d);
     if (e <= 0) {
         out[k++] = '0';
@@ -476,9 +476,9 @@ static size_t fixed_repr(double x, char *out)
     return k;
 }
 
-dra_err cel_format_float_f(double x, dra_buf *out)
+dra_err lib_format_float_f(double x, dra_buf *out)
 {
-    char tmp[CEL_FIXED_MAX];
+    char tmp[LIB_FIXED_MAX];
     size_t n;
     if (isnan(x))
         return dra_buf_puts(out, "NaN");
@@ -488,12 +488,12 @@ dra_err cel_format_float_f(double x, dra_buf *out)
     return dra_buf_append(out, tmp, n);
 }
 
-size_t cel_dur_format(int64_t ns, char *buf, size_t size)
+size_t lib_dur_format(int64_t ns, char *buf, size_t size)
 {
     /* Go's Duration.Seconds(): whole seconds plus the remainder, in float64. */
-    double secs = (double)(ns / CEL_NS_PER_SEC) +
-                  (double)(ns % CEL_NS_PER_SEC) / 1e9;
-    char tmp[CEL_FIXED_MAX];
+    double secs = (double)(ns / LIB_NS_PER_SEC) +
+                  (double)(ns % LIB_NS_PER_SEC) / 1e9;
+    char tmp[LIB_FIXED_MAX];
     size_t n = fixed_repr(secs, tmp);
     tmp[n++] = 's';
     tmp[n] = '\0';
@@ -505,25 +505,25 @@ size_t cel_dur_format(int64_t ns, char *buf, size_t size)
     return n;
 }
 
-int64_t cel_dur_hours(int64_t ns)
+int64_t lib_dur_hours(int64_t ns)
 {
-    const int64_t h = 3600 * CEL_NS_PER_SEC;
+    const int64_t h = 3600 * LIB_NS_PER_SEC;
     return (int64_t)((double)(ns / h) + (double)(ns % h) / (60 * 60 * 1e9));
 }
 
-int64_t cel_dur_minutes(int64_t ns)
+int64_t lib_dur_minutes(int64_t ns)
 {
-    const int64_t m = 60 * CEL_NS_PER_SEC;
+    const int64_t m = 60 * LIB_NS_PER_SEC;
     return (int64_t)((double)(ns / m) + (double)(ns % m) / (60 * 1e9));
 }
 
-int64_t cel_dur_seconds(int64_t ns)
+int64_t lib_dur_seconds(int64_t ns)
 {
-    return (int64_t)((double)(ns / CEL_NS_PER_SEC) +
-                     (double)(ns % CEL_NS_PER_SEC) / 1e9);
+    return (int64_t)((double)(ns / LIB_NS_PER_SEC) +
+                     (double)(ns % LIB_NS_PER_SEC) / 1e9);
 }
 
-int64_t cel_dur_millis(int64_t ns)
+int64_t lib_dur_millis(int64_t ns)
 {
     return ns / 1000000;
 }

@@ -15,9 +15,9 @@
 
 /* cel-go's supported range, 0001-01-01T00:00:00Z .. 9999-12-31T23:59:59Z
  * (plus up to 999999999 ns), in Unix seconds. */
-#define CEL_TIME_MIN_SEC (-62135596800LL)
-#define CEL_TIME_MAX_SEC 253402300799LL
-#define CEL_NS_PER_SEC 1000000000LL
+#define LIB_TS_MIN_SEC (-62135596800LL)
+#define LIB_TS_MAX_SEC 253402300799LL
+#define LIB_NS_PER_SEC 1000000000LL
 
 /* ---- timestamps ---------------------------------------------------------- */
 
@@ -27,28 +27,28 @@
  * instant, |*off| the offset in seconds east of UTC (may be NULL).
  * DRA_EPARSE on bad syntax or field ranges; DRA_ERANGE when the instant is
  * outside cel-go's range (message "timestamp overflow"). */
-DRA_HIDDEN dra_err cel_time_parse(const char *s, size_t len, int64_t *sec,
+DRA_HIDDEN dra_err lib_ts_parse(const char *s, size_t len, int64_t *sec,
                                   int32_t *nsec, int32_t *off);
 
 /* Print like Go's Format(time.RFC3339Nano) in a zone |off| seconds east of
  * UTC: trailing zeros of the fraction dropped, "Z" for offset 0. Writes at
  * most |size| bytes including the NUL; returns the length needed. 40 bytes
  * always suffice. */
-DRA_HIDDEN size_t cel_time_format(int64_t sec, int32_t nsec, int32_t off,
+DRA_HIDDEN size_t lib_ts_format(int64_t sec, int32_t nsec, int32_t off,
                                   char *buf, size_t size);
 
 /* Checked arithmetic with cel-go's errors. DRA_ERANGE means "timestamp
  * overflow" for the first two (result outside the supported range) and
  * "duration overflow" for the rest (result outside int64 nanoseconds). */
-DRA_HIDDEN dra_err cel_time_add(int64_t sec, int32_t nsec, int64_t dur_ns,
+DRA_HIDDEN dra_err lib_ts_add(int64_t sec, int32_t nsec, int64_t dur_ns,
                                 int64_t *osec, int32_t *onsec);
-DRA_HIDDEN dra_err cel_time_sub_dur(int64_t sec, int32_t nsec, int64_t dur_ns,
+DRA_HIDDEN dra_err lib_ts_sub_dur(int64_t sec, int32_t nsec, int64_t dur_ns,
                                     int64_t *osec, int32_t *onsec);
-DRA_HIDDEN dra_err cel_time_diff(int64_t asec, int32_t ansec, int64_t bsec,
+DRA_HIDDEN dra_err lib_ts_diff(int64_t asec, int32_t ansec, int64_t bsec,
                                  int32_t bnsec, int64_t *out_ns);
-DRA_HIDDEN dra_err cel_dur_add(int64_t a, int64_t b, int64_t *out);
-DRA_HIDDEN dra_err cel_dur_sub(int64_t a, int64_t b, int64_t *out);
-DRA_HIDDEN dra_err cel_dur_neg(int64_t a, int64_t *out);
+DRA_HIDDEN dra_err lib_dur_add(int64_t a, int64_t b, int64_t *out);
+DRA_HIDDEN dra_err lib_dur_sub(int64_t a, int64_t b, int64_t *out);
+DRA_HIDDEN dra_err lib_dur_neg(int64_t a, int64_t *out);
 
 /* ---- durations ----------------------------------------------------------- */
 
@@ -58,21 +58,21 @@ DRA_HIDDEN dra_err cel_dur_neg(int64_t a, int64_t *out);
  * fit int64 nanoseconds). When |why| is not NULL, Go's message ("time:
  * invalid duration \"1x\"", "time: unknown unit \"x\" in duration ...")
  * is appended to it. */
-DRA_HIDDEN dra_err cel_dur_parse(const char *s, size_t len, int64_t *ns,
+DRA_HIDDEN dra_err lib_dur_parse(const char *s, size_t len, int64_t *ns,
                                  dra_buf *why);
 
 /* Print like cel-go's string(duration): Go's
  * strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s", e.g. "5400s",
- * "1.5s", "0.000000001s". Same contract as cel_time_format; 48 bytes
+ * "1.5s", "0.000000001s". Same contract as lib_ts_format; 48 bytes
  * always suffice. */
-DRA_HIDDEN size_t cel_dur_format(int64_t ns, char *buf, size_t size);
+DRA_HIDDEN size_t lib_dur_format(int64_t ns, char *buf, size_t size);
 
 /* The duration accessors, computed as Go computes them (float64 hours,
  * minutes and seconds truncated; integer milliseconds). */
-DRA_HIDDEN int64_t cel_dur_hours(int64_t ns);
-DRA_HIDDEN int64_t cel_dur_minutes(int64_t ns);
-DRA_HIDDEN int64_t cel_dur_seconds(int64_t ns);
-DRA_HIDDEN int64_t cel_dur_millis(int64_t ns);
+DRA_HIDDEN int64_t lib_dur_hours(int64_t ns);
+DRA_HIDDEN int64_t lib_dur_minutes(int64_t ns);
+DRA_HIDDEN int64_t lib_dur_seconds(int64_t ns);
+DRA_HIDDEN int64_t lib_dur_millis(int64_t ns);
 
 /* The shortest decimal digits that round-trip |x| (finite, > 0): |digits|
  * receives 1..17 ASCII digits (NUL-terminated), |*exp10| the decimal
@@ -80,46 +80,46 @@ DRA_HIDDEN int64_t cel_dur_millis(int64_t ns);
  * follows Go's strconv 'f'/'e'/'g' with precision -1. Assumes the C
  * locale's decimal point in snprintf/strtod (libdra never calls
  * setlocale). */
-DRA_HIDDEN void cel_shortest_digits(double x, char digits[24], int *exp10);
+DRA_HIDDEN void lib_shortest_digits(double x, char digits[24], int *exp10);
 /* Go's strconv.FormatFloat(x, 'f', -1, 64) into |out|. */
-DRA_HIDDEN dra_err cel_format_float_f(double x, dra_buf *out);
+DRA_HIDDEN dra_err lib_format_float_f(double x, dra_buf *out);
 
 /* ---- civil time ---------------------------------------------------------- */
 
-typedef struct cel_civil {
+typedef struct lib_civil {
     int64_t year;
     int month;  /* 1..12 */
     int day;    /* 1..31 */
     int hour, min, sec;
     int wday;   /* 0 = Sunday */
     int yday;   /* 0-based */
-} cel_civil;
+} lib_civil;
 
 /* Break |local_sec| (seconds since 1970-01-01T00:00:00 in some zone) into
  * fields, proleptic Gregorian. */
-DRA_HIDDEN void cel_civil_from_unix(int64_t local_sec, cel_civil *c);
+DRA_HIDDEN void lib_civil_from_unix(int64_t local_sec, lib_civil *c);
 /* Days since 1970-01-01 of a proleptic Gregorian date (month 1..12). */
-DRA_HIDDEN int64_t cel_days_from_civil(int64_t y, int m, int d);
+DRA_HIDDEN int64_t lib_days_from_civil(int64_t y, int m, int d);
 
 /* ---- time zones ---------------------------------------------------------- */
 
 /* One transition rule from a POSIX TZ string (RFC 8536 section 3.3). */
-typedef struct cel_tz_rule {
+typedef struct lib_tz_rule {
     char kind; /* 'J' (1..365, no leap day), 'D' (0..365), 'M' (month.week.day) */
     int a, b, c; /* J/D: day in a; M: month a, week b, weekday c */
     int32_t time; /* seconds after local midnight (may be <0 or > 24h) */
-} cel_tz_rule;
+} lib_tz_rule;
 
-typedef struct cel_tz_footer {
+typedef struct lib_tz_footer {
     int present;
     int32_t std_off; /* seconds east of UTC */
     int has_dst;
     int32_t dst_off;
-    cel_tz_rule start, end;
-} cel_tz_footer;
+    lib_tz_rule start, end;
+} lib_tz_footer;
 
 /* A loaded zone. Immutable after load; shared by every evaluation. */
-typedef struct cel_tz {
+typedef struct lib_tz {
     char *name;
     size_t ntrans;
     int64_t *trans;     /* transition instants, ascending */
@@ -127,49 +127,49 @@ typedef struct cel_tz {
     size_t ntypes;
     int32_t *offs;      /* UT offsets of the local time types */
     uint8_t *isdst;
-    cel_tz_footer footer;
-} cel_tz;
+    lib_tz_footer footer;
+} lib_tz;
 
 /* Parse TZif data (RFC 8536, versions 1 to 4; the 64-bit block and the
  * footer TZ string are used when present). |name| is copied. DRA_EPARSE
- * for malformed data, DRA_ENOMEM. Free with cel_tz_free. */
-DRA_HIDDEN dra_err cel_tz_parse(const dra_mem *mem, const char *name,
+ * for malformed data, DRA_ENOMEM. Free with lib_tz_free. */
+DRA_HIDDEN dra_err lib_tz_parse(const dra_mem *mem, const char *name,
                                 const unsigned char *data, size_t len,
-                                cel_tz **out);
-DRA_HIDDEN void cel_tz_free(const dra_mem *mem, cel_tz *z);
+                                lib_tz **out);
+DRA_HIDDEN void lib_tz_free(const dra_mem *mem, lib_tz *z);
 /* Parse a POSIX TZ string ("PST8PDT,M3.2.0,M11.1.0"); DRA_EPARSE. */
-DRA_HIDDEN dra_err cel_tz_parse_posix(const char *s, size_t len,
-                                      cel_tz_footer *out);
+DRA_HIDDEN dra_err lib_tz_parse_posix(const char *s, size_t len,
+                                      lib_tz_footer *out);
 /* Offset (seconds east of UTC) in effect at Unix time |t|. */
-DRA_HIDDEN int32_t cel_tz_offset(const cel_tz *z, int64_t t);
+DRA_HIDDEN int32_t lib_tz_offset(const lib_tz *z, int64_t t);
 
 /* Where IANA zone data comes from. |load| fills *data (allocated with
  * |mem|, freed by the caller with dra_free) with the TZif bytes of |name|;
  * it returns DRA_ENOTFOUND for an unknown zone. The default provider reads
  * <dir>/<name> with dir "/usr/share/zoneinfo" (or the one given). */
-typedef struct cel_zone_provider {
+typedef struct lib_zone_provider {
     dra_err (*load)(void *ud, const char *name, const dra_mem *mem,
                     unsigned char **data, size_t *len);
     void *ud;
-} cel_zone_provider;
+} lib_zone_provider;
 
 /* The file-reading provider; |dir| (borrowed, may be NULL for the
  * default) must outlive the provider. */
-DRA_HIDDEN cel_zone_provider cel_zone_provider_files(const char *dir);
+DRA_HIDDEN lib_zone_provider lib_zone_provider_files(const char *dir);
 
 /* A thread-safe cache of loaded zones (one per environment). The cache
- * owns the zones; a returned zone stays valid until cel_zone_cache_fini. */
-typedef struct cel_zone_cache {
+ * owns the zones; a returned zone stays valid until lib_zone_cache_fini. */
+typedef struct lib_zone_cache {
     const dra_mem *mem;
-    cel_zone_provider provider;
+    lib_zone_provider provider;
     pthread_mutex_t lock;
-    cel_tz **zones;
+    lib_tz **zones;
     size_t n, cap;
-} cel_zone_cache;
+} lib_zone_cache;
 
-DRA_HIDDEN void cel_zone_cache_init(cel_zone_cache *c, const dra_mem *mem,
-                                    const cel_zone_provider *provider);
-DRA_HIDDEN void cel_zone_cache_fini(cel_zone_cache *c);
+DRA_HIDDEN void lib_zone_cache_init(lib_zone_cache *c, const dra_mem *mem,
+                                    const lib_zone_provider *provider);
+DRA_HIDDEN void lib_zone_cache_fini(lib_zone_cache *c);
 
 /* Resolve a CEL time zone argument the way cel-go does: a string with a
  * ':' is a fixed offset "[+-]h:m" (parsed like Go's strconv.Atoi on each
@@ -178,8 +178,8 @@ DRA_HIDDEN void cel_zone_cache_fini(cel_zone_cache *c);
  * offset. Errors (message appended to |why| when not NULL): DRA_EINVAL
  * "time: invalid location name", DRA_ENOTFOUND "unknown time zone X",
  * DRA_EPARSE for a bad offset, DRA_ENOMEM, DRA_EIO. */
-DRA_HIDDEN dra_err cel_zone_resolve(cel_zone_cache *c, const char *tz,
-                                    size_t len, const cel_tz **zone,
+DRA_HIDDEN dra_err lib_zone_resolve(lib_zone_cache *c, const char *tz,
+                                    size_t len, const lib_tz **zone,
                                     int32_t *fixed_off, dra_buf *why);
 
 #endif

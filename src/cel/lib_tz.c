@@ -2,7 +2,7 @@
  * lib_tz.c: time zones for CEL's timestamp accessors. Parses TZif data
  * (RFC 8536) and POSIX TZ footer strings, answers "which UT offset applies
  * at instant t", and resolves cel-go's time zone arguments (IANA names or
- * "+hh:mm" offsets). Zone bytes come from a cel_zone_provider, so the only
+ * "+hh:mm" offsets). Zone bytes come from a lib_zone_provider, so the only
  * file access is in the default provider at the bottom of this file.
  */
 #include <errno.h>
@@ -71,7 +71,7 @@ static size_t block_size(const tzif_hdr *h, size_t tsize)
 
 /* Reads one data block (|tsize| 4 for v1, 8 for v2+) into |z|. */
 static dra_err read_block(const dra_mem *mem, tzif_rd *r, const tzif_hdr *h,
-                          size_t tsize, cel_tz *z)
+                          size_t tsize, lib_tz *z)
 {
     if (!rd_has(r, block_size(h, tsize)))
         return DRA_EPARSE;
@@ -105,7 +105,7 @@ static dra_err read_block(const dra_mem *mem, tzif_rd *r, const tzif_hdr *h,
     return DRA_OK;
 }
 
-static void tz_arrays_free(const dra_mem *mem, cel_tz *z)
+static void tz_arrays_free(const dra_mem *mem, lib_tz *z)
 {
     dra_free(mem, z->trans);
     dra_free(mem, z->trans_idx);
@@ -117,7 +117,7 @@ static void tz_arrays_free(const dra_mem *mem, cel_tz *z)
     z->isdst = NULL;
 }
 
-void cel_tz_free(const dra_mem *mem, cel_tz *z)
+void lib_tz_free(const dra_mem *mem, lib_tz *z)
 {
     if (!z)
         return;
@@ -126,7 +126,7 @@ void cel_tz_free(const dra_mem *mem, cel_tz *z)
     dra_free(mem, z);
 }
 
-static dra_err read_footer(tzif_rd *r, cel_tz *z)
+static dra_err read_footer(tzif_rd *r, lib_tz *z)
 {
     size_t start, end;
     if (!rd_has(r, 1) || r->p[r->pos] != '\n')
@@ -139,16 +139,16 @@ static dra_err read_footer(tzif_rd *r, cel_tz *z)
         return DRA_EPARSE;
     if (end == start)
         return DRA_OK; /* an empty footer: no rule beyond the table */
-    return cel_tz_parse_posix((const char *)r->p + start, end - start,
+    return lib_tz_parse_posix((const char *)r->p + start, end - start,
                               &z->footer);
 }
 
-dra_err cel_tz_parse(const dra_mem *mem, const char *name,
-                     const unsigned char *data, size_t len, cel_tz **out)
+dra_err lib_tz_parse(const dra_mem *mem, const char *name,
+                     const unsigned char *data, size_t len, lib_tz **out)
 {
     tzif_rd r = {data, len, 0};
     tzif_hdr h;
-    cel_tz *z;
+    lib_tz *z;
     dra_err e;
     *out = NULL;
     if ((e = read_header(&r, &h)) != DRA_OK)
@@ -171,7 +171,7 @@ dra_err cel_tz_parse(const dra_mem *mem, const char *name,
     *out = z;
     return DRA_OK;
 fail:
-    cel_tz_free(mem, z);
+    lib_tz_free(mem, z);
     return e;
 }
 
@@ -250,7 +250,7 @@ static dra_err posix_hms(posix_rd *r, int maxh, int32_t *out)
     return DRA_OK;
 }
 
-static dra_err posix_rule(posix_rd *r, cel_tz_rule *rule)
+static dra_err posix_rule(posix_rd *r, lib_tz_rule *rule)
 {
     int c = prd_peek(r);
     rule->time = 7200;
@@ -284,7 +284,7 @@ static dra_err posix_rule(posix_rd *r, cel_tz_rule *rule)
     return DRA_OK;
 }
 
-dra_err cel_tz_parse_posix(const char *s, size_t len, cel_tz_footer *f)
+dra_err lib_tz_parse_posix(const char *s, size_t len, lib_tz_footer *f)
 {
     posix_rd r = {s, len, 0};
     int32_t off;
@@ -306,8 +306,8 @@ dra_err cel_tz_parse_posix(const char *s, size_t len, cel_tz_footer *f)
     }
     if (r.i == len) {
         /* Go's default when the rules are omitted: the US rules. */
-        f->start = (cel_tz_rule){'M', 3, 2, 0, 7200};
-        f->end = (cel_tz_rule){'M', 11, 1, 0, 7200};
+        f->start = (lib_tz_rule){'M', 3, 2, 0, 7200};
+        f->end = (lib_tz_rule){'M', 11, 1, 0, 7200};
         return DRA_OK;
     }
     if (prd_peek(&r) != ',')
@@ -322,17 +322,17 @@ dra_err cel_tz_parse_posix(const char *s, size_t len, cel_tz_footer *f)
 }
 
 /* Days since the epoch of the day |rule| names in |year|. */
-static int64_t rule_day(const cel_tz_rule *rule, int64_t year)
+static int64_t rule_day(const lib_tz_rule *rule, int64_t year)
 {
-    int64_t jan1 = cel_days_from_civil(year, 1, 1), first, day;
+    int64_t jan1 = lib_days_from_civil(year, 1, 1), first, day;
     int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     int mdays;
     if (rule->kind == 'J')
         return jan1 + rule->a - 1 + (leap && rule->a >= 60);
     if (rule->kind == 'D')
         return jan1 + rule->a;
-    first = cel_days_from_civil(year, rule->a, 1);
-    mdays = (int)(cel_days_from_civil(year + (rule->a == 12),
+    first = lib_days_from_civil(year, rule->a, 1);
+    mdays = (int)(lib_days_from_civil(year + (rule->a == 12),
                                       rule->a == 12 ? 1 : rule->a + 1, 1) -
                   first);
     day = (rule->c - ((first % 7 + 11) % 7) + 7) % 7 + (rule->b - 1) * 7;
@@ -341,14 +341,14 @@ static int64_t rule_day(const cel_tz_rule *rule, int64_t year)
     return first + day;
 }
 
-static int32_t footer_offset(const cel_tz_footer *f, int64_t t)
+static int32_t footer_offset(const lib_tz_footer *f, int64_t t)
 {
-    cel_civil c;
+    lib_civil c;
     int64_t start, end;
     int dst;
     if (!f->has_dst)
         return f->std_off;
-    cel_civil_from_unix(t + f->std_off, &c);
+    lib_civil_from_unix(t + f->std_off, &c);
     start = rule_day(&f->start, c.year) * 86400 + f->start.time - f->std_off;
     end = rule_day(&f->end, c.year) * 86400 + f->end.time - f->dst_off;
     if (start < end)
@@ -359,7 +359,7 @@ static int32_t footer_offset(const cel_tz_footer *f, int64_t t)
 }
 
 /* Go's lookupFirstZone: the zone before the first transition. */
-static int32_t first_offset(const cel_tz *z)
+static int32_t first_offset(const lib_tz *z)
 {
     int used = 0;
     for (size_t i = 0; i < z->ntrans; i++)
@@ -372,7 +372,7 @@ static int32_t first_offset(const cel_tz *z)
     return z->offs[0];
 }
 
-int32_t cel_tz_offset(const cel_tz *z, int64_t t)
+int32_t lib_tz_offset(const lib_tz *z, int64_t t)
 {
     size_t lo = 0, hi;
     if (z->ntrans == 0)
@@ -394,7 +394,7 @@ int32_t cel_tz_offset(const cel_tz *z, int64_t t)
 
 /* ---- providers and the cache -------------------------------------------------- */
 
-#define CEL_TZIF_MAX (1u << 20)
+#define LIB_TZIF_MAX (1u << 20)
 
 static dra_err files_load(void *ud, const char *name, const dra_mem *mem,
                           unsigned char **data, size_t *len)
@@ -411,12 +411,12 @@ static dra_err files_load(void *ud, const char *name, const dra_mem *mem,
     if (!f)
         return errno == ENOENT || errno == ENOTDIR || errno == EISDIR
                    ? DRA_ENOTFOUND : DRA_EIO;
-    buf = dra_malloc(mem, CEL_TZIF_MAX);
+    buf = dra_malloc(mem, LIB_TZIF_MAX);
     if (!buf) {
         fclose(f);
         return DRA_ENOMEM;
     }
-    n = fread(buf, 1, CEL_TZIF_MAX, f);
+    n = fread(buf, 1, LIB_TZIF_MAX, f);
     if (ferror(f)) {
         /* A directory opens on Linux but fails to read (EISDIR). */
         fclose(f);
@@ -429,38 +429,38 @@ static dra_err files_load(void *ud, const char *name, const dra_mem *mem,
     return DRA_OK;
 }
 
-cel_zone_provider cel_zone_provider_files(const char *dir)
+lib_zone_provider lib_zone_provider_files(const char *dir)
 {
-    cel_zone_provider p = {files_load, (void *)(uintptr_t)dir};
+    lib_zone_provider p = {files_load, (void *)(uintptr_t)dir};
     return p;
 }
 
-void cel_zone_cache_init(cel_zone_cache *c, const dra_mem *mem,
-                         const cel_zone_provider *provider)
+void lib_zone_cache_init(lib_zone_cache *c, const dra_mem *mem,
+                         const lib_zone_provider *provider)
 {
     memset(c, 0, sizeof *c);
     c->mem = mem;
-    c->provider = provider ? *provider : cel_zone_provider_files(NULL);
+    c->provider = provider ? *provider : lib_zone_provider_files(NULL);
     pthread_mutex_init(&c->lock, NULL);
 }
 
-void cel_zone_cache_fini(cel_zone_cache *c)
+void lib_zone_cache_fini(lib_zone_cache *c)
 {
     if (!c->provider.load)
         return;
     for (size_t i = 0; i < c->n; i++)
-        cel_tz_free(c->mem, c->zones[i]);
+        lib_tz_free(c->mem, c->zones[i]);
     dra_free(c->mem, c->zones);
     pthread_mutex_destroy(&c->lock);
     memset(c, 0, sizeof *c);
 }
 
-static dra_err cache_load(cel_zone_cache *c, const char *name,
-                          const cel_tz **out)
+static dra_err cache_load(lib_zone_cache *c, const char *name,
+                          const lib_tz **out)
 {
     unsigned char *data = NULL;
     size_t len = 0;
-    cel_tz *z;
+    lib_tz *z;
     dra_err e;
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->zones[i]->name, name) == 0) {
@@ -470,7 +470,7 @@ static dra_err cache_load(cel_zone_cache *c, const char *name,
     if ((e = c->provider.load(c->provider.ud, name, c->mem, &data, &len)) !=
         DRA_OK)
         return e;
-    e = cel_tz_parse(c->mem, name, data, len, &z);
+    e = lib_tz_parse(c->mem, name, data, len, &z);
     dra_free(c->mem, data);
     if (e == DRA_EPARSE)
         return DRA_ENOTFOUND; /* Go: not TZif data means an unknown zone */
@@ -478,7 +478,7 @@ static dra_err cache_load(cel_zone_cache *c, const char *name,
         return e;
     if (dra_grow(c->mem, (void **)&c->zones, &c->cap, c->n + 1,
                  sizeof *c->zones) != DRA_OK) {
-        cel_tz_free(c->mem, z);
+        lib_tz_free(c->mem, z);
         return DRA_ENOMEM;
     }
     c->zones[c->n++] = z;
@@ -536,8 +536,8 @@ static dra_err fixed_offset(const char *tz, size_t len, size_t colon,
     return DRA_OK;
 }
 
-dra_err cel_zone_resolve(cel_zone_cache *c, const char *tz, size_t len,
-                         const cel_tz **zone, int32_t *fixed_off, dra_buf *why)
+dra_err lib_zone_resolve(lib_zone_cache *c, const char *tz, size_t len,
+                         const lib_tz **zone, int32_t *fixed_off, dra_buf *why)
 {
     const char *colon = memchr(tz, ':', len);
     char name[256];

@@ -22,8 +22,8 @@ static void test_parse_rfc3339(void **state)
         {"2009-02-13T15:31:30-08:00", DRA_OK, 1234567890, 0, -28800},
         {"2009-02-13T3:31:30Z", DRA_OK, 1234495890, 0, 0},
         {"1970-01-01T00:00:00Z", DRA_OK, 0, 0, 0},
-        {"0001-01-01T00:00:00Z", DRA_OK, CEL_TIME_MIN_SEC, 0, 0},
-        {"9999-12-31T23:59:59.999999999Z", DRA_OK, CEL_TIME_MAX_SEC, 999999999, 0},
+        {"0001-01-01T00:00:00Z", DRA_OK, LIB_TS_MIN_SEC, 0, 0},
+        {"9999-12-31T23:59:59.999999999Z", DRA_OK, LIB_TS_MAX_SEC, 999999999, 0},
         {"2000-02-29T00:00:00Z", DRA_OK, 951782400, 0, 0},
         {"0000-12-31T23:59:59Z", DRA_ERANGE, 0, 0, 0},
         {"9999-12-31T23:59:59-01:00", DRA_ERANGE, 0, 0, 0},
@@ -46,7 +46,7 @@ static void test_parse_rfc3339(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t sec = -1;
         int32_t nsec = -1, off = -1;
-        dra_err e = cel_time_parse(cases[i].s, strlen(cases[i].s), &sec, &nsec, &off);
+        dra_err e = lib_ts_parse(cases[i].s, strlen(cases[i].s), &sec, &nsec, &off);
         if (e != cases[i].err)
             fail_msg("%s: got %s want %s", cases[i].s, dra_errname(e),
                      dra_errname(cases[i].err));
@@ -62,22 +62,22 @@ static void test_format_rfc3339(void **state)
 {
     char buf[64];
     (void)state;
-    cel_time_format(1234567890, 0, 0, buf, sizeof buf);
+    lib_ts_format(1234567890, 0, 0, buf, sizeof buf);
     assert_string_equal(buf, "2009-02-13T23:31:30Z");
-    cel_time_format(1234567890, 500000000, 0, buf, sizeof buf);
+    lib_ts_format(1234567890, 500000000, 0, buf, sizeof buf);
     assert_string_equal(buf, "2009-02-13T23:31:30.5Z");
-    cel_time_format(1234567890, 1, 0, buf, sizeof buf);
+    lib_ts_format(1234567890, 1, 0, buf, sizeof buf);
     assert_string_equal(buf, "2009-02-13T23:31:30.000000001Z");
-    cel_time_format(1234567890, 0, 3600, buf, sizeof buf);
+    lib_ts_format(1234567890, 0, 3600, buf, sizeof buf);
     assert_string_equal(buf, "2009-02-14T00:31:30+01:00");
-    cel_time_format(1234567890, 0, -19800, buf, sizeof buf);
+    lib_ts_format(1234567890, 0, -19800, buf, sizeof buf);
     assert_string_equal(buf, "2009-02-13T18:01:30-05:30");
-    cel_time_format(CEL_TIME_MIN_SEC, 0, 0, buf, sizeof buf);
+    lib_ts_format(LIB_TS_MIN_SEC, 0, 0, buf, sizeof buf);
     assert_string_equal(buf, "0001-01-01T00:00:00Z");
-    cel_time_format(CEL_TIME_MAX_SEC, 999999999, 0, buf, sizeof buf);
+    lib_ts_format(LIB_TS_MAX_SEC, 999999999, 0, buf, sizeof buf);
     assert_string_equal(buf, "9999-12-31T23:59:59.999999999Z");
     /* snprintf-like truncation */
-    assert_int_equal(cel_time_format(0, 0, 0, buf, 5), 20);
+    assert_int_equal(lib_ts_format(0, 0, 0, buf, 5), 20);
     assert_string_equal(buf, "1970");
 }
 
@@ -123,7 +123,7 @@ static void test_duration_parse(void **state)
         int64_t ns = 42;
         dra_err e;
         dra_buf_init(&why, NULL);
-        e = cel_dur_parse(cases[i].s, strlen(cases[i].s), &ns, &why);
+        e = lib_dur_parse(cases[i].s, strlen(cases[i].s), &ns, &why);
         if (e != cases[i].err)
             fail_msg("%s: got %s want %s", cases[i].s, dra_errname(e),
                      dra_errname(cases[i].err));
@@ -159,7 +159,7 @@ static void test_duration_format(void **state)
     char buf[64];
     (void)state;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cel_dur_format(cases[i].ns, buf, sizeof buf);
+        lib_dur_format(cases[i].ns, buf, sizeof buf);
         assert_string_equal(buf, cases[i].s);
     }
 }
@@ -178,7 +178,7 @@ static void test_float_f(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         dra_buf b;
         dra_buf_init(&b, NULL);
-        assert_int_equal(cel_format_float_f(cases[i].x, &b), DRA_OK);
+        assert_int_equal(lib_format_float_f(cases[i].x, &b), DRA_OK);
         if (cases[i].s)
             assert_string_equal(b.p, cases[i].s);
         else /* 5e-324: 323 zeros after the point, then a 5 */
@@ -191,15 +191,15 @@ static void test_duration_accessors(void **state)
 {
     int64_t ns;
     (void)state;
-    assert_int_equal(cel_dur_parse("2h59m59.999s", 12, &ns, NULL), DRA_OK);
-    assert_int_equal(cel_dur_hours(ns), 2);
-    assert_int_equal(cel_dur_minutes(ns), 179);
-    assert_int_equal(cel_dur_seconds(ns), 10799);
-    assert_int_equal(cel_dur_millis(ns), 10799999);
-    assert_int_equal(cel_dur_hours(-ns), -2);
-    assert_int_equal(cel_dur_minutes(-ns), -179);
-    assert_int_equal(cel_dur_seconds(-ns), -10799);
-    assert_int_equal(cel_dur_millis(-ns), -10799999);
+    assert_int_equal(lib_dur_parse("2h59m59.999s", 12, &ns, NULL), DRA_OK);
+    assert_int_equal(lib_dur_hours(ns), 2);
+    assert_int_equal(lib_dur_minutes(ns), 179);
+    assert_int_equal(lib_dur_seconds(ns), 10799);
+    assert_int_equal(lib_dur_millis(ns), 10799999);
+    assert_int_equal(lib_dur_hours(-ns), -2);
+    assert_int_equal(lib_dur_minutes(-ns), -179);
+    assert_int_equal(lib_dur_seconds(-ns), -10799);
+    assert_int_equal(lib_dur_millis(-ns), -10799999);
 }
 
 static void test_arithmetic(void **state)
@@ -207,34 +207,34 @@ static void test_arithmetic(void **state)
     int64_t s, d;
     int32_t ns;
     (void)state;
-    assert_int_equal(cel_time_add(10, 900000000, 200000000, &s, &ns), DRA_OK);
+    assert_int_equal(lib_ts_add(10, 900000000, 200000000, &s, &ns), DRA_OK);
     assert_int_equal(s, 11);
     assert_int_equal(ns, 100000000);
-    assert_int_equal(cel_time_add(10, 100000000, -200000000, &s, &ns), DRA_OK);
+    assert_int_equal(lib_ts_add(10, 100000000, -200000000, &s, &ns), DRA_OK);
     assert_int_equal(s, 9);
     assert_int_equal(ns, 900000000);
-    assert_int_equal(cel_time_add(CEL_TIME_MAX_SEC, 999999999, 1, &s, &ns), DRA_ERANGE);
-    assert_int_equal(cel_time_sub_dur(CEL_TIME_MIN_SEC, 0, 1, &s, &ns), DRA_ERANGE);
-    assert_int_equal(cel_time_sub_dur(0, 0, INT64_MIN, &s, &ns), DRA_ERANGE);
-    assert_int_equal(cel_time_add(0, 0, INT64_MAX, &s, &ns), DRA_OK);
+    assert_int_equal(lib_ts_add(LIB_TS_MAX_SEC, 999999999, 1, &s, &ns), DRA_ERANGE);
+    assert_int_equal(lib_ts_sub_dur(LIB_TS_MIN_SEC, 0, 1, &s, &ns), DRA_ERANGE);
+    assert_int_equal(lib_ts_sub_dur(0, 0, INT64_MIN, &s, &ns), DRA_ERANGE);
+    assert_int_equal(lib_ts_add(0, 0, INT64_MAX, &s, &ns), DRA_OK);
     assert_int_equal(s, 9223372036);
     assert_int_equal(ns, 854775807);
-    assert_int_equal(cel_time_diff(CEL_TIME_MAX_SEC, 0, CEL_TIME_MIN_SEC, 0, &d),
+    assert_int_equal(lib_ts_diff(LIB_TS_MAX_SEC, 0, LIB_TS_MIN_SEC, 0, &d),
                      DRA_ERANGE);
-    assert_int_equal(cel_time_diff(1, 0, 0, 500000000, &d), DRA_OK);
+    assert_int_equal(lib_ts_diff(1, 0, 0, 500000000, &d), DRA_OK);
     assert_int_equal(d, 500000000);
-    assert_int_equal(cel_dur_add(INT64_MAX, 1, &d), DRA_ERANGE);
-    assert_int_equal(cel_dur_sub(INT64_MIN, 1, &d), DRA_ERANGE);
-    assert_int_equal(cel_dur_neg(INT64_MIN, &d), DRA_ERANGE);
-    assert_int_equal(cel_dur_neg(5, &d), DRA_OK);
+    assert_int_equal(lib_dur_add(INT64_MAX, 1, &d), DRA_ERANGE);
+    assert_int_equal(lib_dur_sub(INT64_MIN, 1, &d), DRA_ERANGE);
+    assert_int_equal(lib_dur_neg(INT64_MIN, &d), DRA_ERANGE);
+    assert_int_equal(lib_dur_neg(5, &d), DRA_OK);
     assert_int_equal(d, -5);
 }
 
 static void test_civil(void **state)
 {
-    cel_civil c;
+    lib_civil c;
     (void)state;
-    cel_civil_from_unix(1234567890, &c);
+    lib_civil_from_unix(1234567890, &c);
     assert_int_equal(c.year, 2009);
     assert_int_equal(c.month, 2);
     assert_int_equal(c.day, 13);
@@ -243,17 +243,17 @@ static void test_civil(void **state)
     assert_int_equal(c.sec, 30);
     assert_int_equal(c.wday, 5);
     assert_int_equal(c.yday, 43);
-    cel_civil_from_unix(-1, &c);
+    lib_civil_from_unix(-1, &c);
     assert_int_equal(c.year, 1969);
     assert_int_equal(c.month, 12);
     assert_int_equal(c.day, 31);
     assert_int_equal(c.hour, 23);
     assert_int_equal(c.wday, 3);
     assert_int_equal(c.yday, 364);
-    cel_civil_from_unix(CEL_TIME_MIN_SEC, &c);
+    lib_civil_from_unix(LIB_TS_MIN_SEC, &c);
     assert_int_equal(c.year, 1);
     assert_int_equal(c.wday, 1); /* 0001-01-01 was a Monday */
-    cel_civil_from_unix(cel_days_from_civil(2024, 12, 31) * 86400, &c);
+    lib_civil_from_unix(lib_days_from_civil(2024, 12, 31) * 86400, &c);
     assert_int_equal(c.yday, 365);
 }
 
@@ -261,15 +261,15 @@ static int64_t ts(const char *s)
 {
     int64_t sec;
     int32_t ns;
-    assert_int_equal(cel_time_parse(s, strlen(s), &sec, &ns, NULL), DRA_OK);
+    assert_int_equal(lib_ts_parse(s, strlen(s), &sec, &ns, NULL), DRA_OK);
     return sec;
 }
 
-static const cel_tz *zone(cel_zone_cache *c, const char *name)
+static const lib_tz *zone(lib_zone_cache *c, const char *name)
 {
-    const cel_tz *z = NULL;
+    const lib_tz *z = NULL;
     int32_t off;
-    dra_err e = cel_zone_resolve(c, name, strlen(name), &z, &off, NULL);
+    dra_err e = lib_zone_resolve(c, name, strlen(name), &z, &off, NULL);
     if (e != DRA_OK)
         fail_msg("zone %s: %s", name, dra_errname(e));
     assert_non_null(z);
@@ -278,31 +278,31 @@ static const cel_tz *zone(cel_zone_cache *c, const char *name)
 
 static void test_zones_files(void **state)
 {
-    cel_zone_cache c;
-    const cel_tz *la, *syd, *kol;
+    lib_zone_cache c;
+    const lib_tz *la, *syd, *kol;
     (void)state;
-    cel_zone_cache_init(&c, NULL, NULL);
+    lib_zone_cache_init(&c, NULL, NULL);
     la = zone(&c, "America/Los_Angeles");
     /* DST starts 2024-03-10 at 02:00 PST = 10:00Z. */
-    assert_int_equal(cel_tz_offset(la, ts("2024-03-10T09:59:59Z")), -28800);
-    assert_int_equal(cel_tz_offset(la, ts("2024-03-10T10:00:00Z")), -25200);
+    assert_int_equal(lib_tz_offset(la, ts("2024-03-10T09:59:59Z")), -28800);
+    assert_int_equal(lib_tz_offset(la, ts("2024-03-10T10:00:00Z")), -25200);
     /* and ends 2024-11-03 at 02:00 PDT = 09:00Z */
-    assert_int_equal(cel_tz_offset(la, ts("2024-11-03T08:59:59Z")), -25200);
-    assert_int_equal(cel_tz_offset(la, ts("2024-11-03T09:00:00Z")), -28800);
+    assert_int_equal(lib_tz_offset(la, ts("2024-11-03T08:59:59Z")), -25200);
+    assert_int_equal(lib_tz_offset(la, ts("2024-11-03T09:00:00Z")), -28800);
     /* Beyond the table: the footer rule. */
-    assert_int_equal(cel_tz_offset(la, ts("2150-07-01T00:00:00Z")), -25200);
-    assert_int_equal(cel_tz_offset(la, ts("2150-01-01T00:00:00Z")), -28800);
+    assert_int_equal(lib_tz_offset(la, ts("2150-07-01T00:00:00Z")), -25200);
+    assert_int_equal(lib_tz_offset(la, ts("2150-01-01T00:00:00Z")), -28800);
     /* Before the first transition: local mean time. */
-    assert_int_equal(cel_tz_offset(la, ts("1800-01-01T00:00:00Z")), -28378);
+    assert_int_equal(lib_tz_offset(la, ts("1800-01-01T00:00:00Z")), -28378);
     syd = zone(&c, "Australia/Sydney");
-    assert_int_equal(cel_tz_offset(syd, ts("2150-07-01T00:00:00Z")), 36000);
-    assert_int_equal(cel_tz_offset(syd, ts("2150-01-01T00:00:00Z")), 39600);
+    assert_int_equal(lib_tz_offset(syd, ts("2150-07-01T00:00:00Z")), 36000);
+    assert_int_equal(lib_tz_offset(syd, ts("2150-01-01T00:00:00Z")), 39600);
     kol = zone(&c, "Asia/Kolkata");
-    assert_int_equal(cel_tz_offset(kol, ts("2024-01-01T00:00:00Z")), 19800);
+    assert_int_equal(lib_tz_offset(kol, ts("2024-01-01T00:00:00Z")), 19800);
     /* Cached: the same object comes back. */
     assert_ptr_equal(zone(&c, "America/Los_Angeles"), la);
     assert_int_equal(c.n, 3);
-    cel_zone_cache_fini(&c);
+    lib_zone_cache_fini(&c);
 }
 
 static void test_zone_resolve(void **state)
@@ -327,16 +327,16 @@ static void test_zone_resolve(void **state)
         {"America", DRA_ENOTFOUND, 0, "unknown time zone America"},
         {"zone.tab", DRA_ENOTFOUND, 0, "unknown time zone zone.tab"},
     };
-    cel_zone_cache c;
+    lib_zone_cache c;
     (void)state;
-    cel_zone_cache_init(&c, NULL, NULL);
+    lib_zone_cache_init(&c, NULL, NULL);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const cel_tz *z = (const cel_tz *)&c;
+        const lib_tz *z = (const lib_tz *)&c;
         int32_t off = 77;
         dra_buf why;
         dra_err e;
         dra_buf_init(&why, NULL);
-        e = cel_zone_resolve(&c, cases[i].tz, strlen(cases[i].tz), &z, &off, &why);
+        e = lib_zone_resolve(&c, cases[i].tz, strlen(cases[i].tz), &z, &off, &why);
         if (e != cases[i].err)
             fail_msg("%s: got %s", cases[i].tz, dra_errname(e));
         if (e == DRA_OK) {
@@ -347,38 +347,38 @@ static void test_zone_resolve(void **state)
         }
         dra_buf_fini(&why);
     }
-    cel_zone_cache_fini(&c);
+    lib_zone_cache_fini(&c);
 }
 
 static void test_posix(void **state)
 {
-    cel_tz_footer f;
-    cel_tz z;
+    lib_tz_footer f;
+    lib_tz z;
     (void)state;
-    assert_int_equal(cel_tz_parse_posix("<+0530>-5:30", 12, &f), DRA_OK);
+    assert_int_equal(lib_tz_parse_posix("<+0530>-5:30", 12, &f), DRA_OK);
     assert_int_equal(f.std_off, 19800);
     assert_false(f.has_dst);
-    assert_int_equal(cel_tz_parse_posix("EST5EDT,M3.2.0,M11.1.0", 22, &f), DRA_OK);
+    assert_int_equal(lib_tz_parse_posix("EST5EDT,M3.2.0,M11.1.0", 22, &f), DRA_OK);
     assert_int_equal(f.std_off, -18000);
     assert_int_equal(f.dst_off, -14400);
     memset(&z, 0, sizeof z);
     z.footer = f;
     /* 2030-03-10 02:00 EST = 07:00Z */
-    assert_int_equal(cel_tz_offset(&z, ts("2030-03-10T06:59:59Z")), -18000);
-    assert_int_equal(cel_tz_offset(&z, ts("2030-03-10T07:00:00Z")), -14400);
+    assert_int_equal(lib_tz_offset(&z, ts("2030-03-10T06:59:59Z")), -18000);
+    assert_int_equal(lib_tz_offset(&z, ts("2030-03-10T07:00:00Z")), -14400);
     /* Julian and zero-based day rules, explicit times. */
-    assert_int_equal(cel_tz_parse_posix("AAA3BBB,J60/1:30,300/-1", 23, &f), DRA_OK);
+    assert_int_equal(lib_tz_parse_posix("AAA3BBB,J60/1:30,300/-1", 23, &f), DRA_OK);
     assert_int_equal(f.start.kind, 'J');
     assert_int_equal(f.start.time, 5400);
     assert_int_equal(f.end.kind, 'D');
     assert_int_equal(f.end.time, -3600);
-    assert_int_equal(cel_tz_parse_posix("EST5EDT", 7, &f), DRA_OK);
+    assert_int_equal(lib_tz_parse_posix("EST5EDT", 7, &f), DRA_OK);
     assert_int_equal(f.start.a, 3);
-    assert_int_equal(cel_tz_parse_posix("EST", 3, &f), DRA_EPARSE);
-    assert_int_equal(cel_tz_parse_posix("E5", 2, &f), DRA_EPARSE);
-    assert_int_equal(cel_tz_parse_posix("EST5EDT,M13.1.0,M1.1.0", 22, &f), DRA_EPARSE);
-    assert_int_equal(cel_tz_parse_posix("EST5EDT,M3.2.0", 14, &f), DRA_EPARSE);
-    assert_int_equal(cel_tz_parse_posix("<>5", 3, &f), DRA_EPARSE);
+    assert_int_equal(lib_tz_parse_posix("EST", 3, &f), DRA_EPARSE);
+    assert_int_equal(lib_tz_parse_posix("E5", 2, &f), DRA_EPARSE);
+    assert_int_equal(lib_tz_parse_posix("EST5EDT,M13.1.0,M1.1.0", 22, &f), DRA_EPARSE);
+    assert_int_equal(lib_tz_parse_posix("EST5EDT,M3.2.0", 14, &f), DRA_EPARSE);
+    assert_int_equal(lib_tz_parse_posix("<>5", 3, &f), DRA_EPARSE);
 }
 
 /* A hand-built TZif v2 zone: one transition at t=1000 from +1h to +2h,
@@ -434,24 +434,24 @@ static dra_err mem_load(void *ud, const char *name, const dra_mem *mem,
 static void test_injected_provider(void **state)
 {
     mem_provider mp = {0};
-    cel_zone_provider prov = {mem_load, &mp};
-    cel_zone_cache c;
-    const cel_tz *z;
+    lib_zone_provider prov = {mem_load, &mp};
+    lib_zone_cache c;
+    const lib_tz *z;
     (void)state;
-    cel_zone_cache_init(&c, NULL, &prov);
+    lib_zone_cache_init(&c, NULL, &prov);
     z = zone(&c, "Test/Zone");
-    assert_int_equal(cel_tz_offset(z, 999), 3600);
-    assert_int_equal(cel_tz_offset(z, 1000), 7200);
-    assert_int_equal(cel_tz_offset(z, 0x7fffffffffLL), 7200);
-    assert_int_equal(cel_tz_offset(z, -5), 3600);
+    assert_int_equal(lib_tz_offset(z, 999), 3600);
+    assert_int_equal(lib_tz_offset(z, 1000), 7200);
+    assert_int_equal(lib_tz_offset(z, 0x7fffffffffLL), 7200);
+    assert_int_equal(lib_tz_offset(z, -5), 3600);
     zone(&c, "Test/Zone");
     assert_int_equal(mp.loads, 1);
     {
         int32_t off;
-        assert_int_equal(cel_zone_resolve(&c, "America/Los_Angeles", 19, &z, &off, NULL),
+        assert_int_equal(lib_zone_resolve(&c, "America/Los_Angeles", 19, &z, &off, NULL),
                          DRA_ENOTFOUND);
     }
-    cel_zone_cache_fini(&c);
+    lib_zone_cache_fini(&c);
 }
 
 static void test_tzif_failmalloc(void **state)
@@ -461,12 +461,12 @@ static void test_tzif_failmalloc(void **state)
     (void)state;
     for (long n = 0;; n++) {
         dra_failmem fm;
-        cel_tz *z = NULL;
+        lib_tz *z = NULL;
         dra_err e;
         dra_failmem_init(&fm, n);
-        e = cel_tz_parse(&fm.mem, "x", data, len, &z);
+        e = lib_tz_parse(&fm.mem, "x", data, len, &z);
         if (e == DRA_OK) {
-            cel_tz_free(&fm.mem, z);
+            lib_tz_free(&fm.mem, z);
             assert_int_equal(fm.live, 0);
             break;
         }
@@ -484,22 +484,22 @@ static void test_tzif_hostile(void **state)
     /* Every truncation and many random byte flips must fail cleanly or
      * parse into something whose lookups stay in bounds. */
     for (size_t cut = 0; cut < len; cut++) {
-        cel_tz *z = NULL;
-        dra_err e = cel_tz_parse(NULL, "x", data, cut, &z);
+        lib_tz *z = NULL;
+        dra_err e = lib_tz_parse(NULL, "x", data, cut, &z);
         assert_int_not_equal(e, DRA_OK);
         assert_null(z);
     }
     for (int round = 0; round < 20000; round++) {
-        cel_tz *z = NULL;
+        lib_tz *z = NULL;
         memcpy(mut, data, len);
         for (int k = 0; k < 3; k++) {
             seed = seed * 1103515245u + 12345u;
             mut[(seed >> 8) % len] = (unsigned char)(seed >> 20);
         }
-        if (cel_tz_parse(NULL, "x", mut, len, &z) == DRA_OK) {
+        if (lib_tz_parse(NULL, "x", mut, len, &z) == DRA_OK) {
             for (int64_t t = -100000; t < 100000; t += 777)
-                (void)cel_tz_offset(z, t * 100000);
-            cel_tz_free(NULL, z);
+                (void)lib_tz_offset(z, t * 100000);
+            lib_tz_free(NULL, z);
         }
     }
 }
