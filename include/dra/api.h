@@ -604,6 +604,11 @@ dra_err dra_api_decode_stream(dra_arena *a, const char *text, size_t len,
 dra_err dra_api_encode_list(dra_arena *a, dra_object *const *objs, size_t n,
                             dra_doc **out);
 
+/* Sorts the members of every map in |doc| by key, recursively, in place:
+ * kubectl's output order (it prints through map[string]interface{}),
+ * where dra_api_encode gives the apiserver's Go struct order. */
+void dra_api_doc_sort_keys(dra_doc *doc);
+
 /* Applies kube-apiserver's defaults in place: exactly/firstAvailable
  * allocationMode "ExactCount" and count 1 when the mode is ExactCount and
  * count is 0, toleration operator "Equal". Strings set are static. For
