@@ -1,0 +1,224 @@
+#!/usr/bin/env node
+// Differential test of the dra CEL engine against @bufbuild/cel.
+//
+// Generates (seeded) DRA-shaped devices and random well-typed selector
+// expressions (scripts/cel-diff-gen.mjs), evaluates every case with
+// @bufbuild/cel here and with the C engine through tests/cel/cel_diff_driver
+// (one process, all cases from one JSON file), and compares the outcome:
+// true, false, or an error. Half of the cases compare values, not just
+// truth: a random int/string/list expression e is evaluated by the oracle
+// first and the case becomes `e == <that value>`.
+//
+// usage: node scripts/cel-diff.mjs --driver PATH [--seed N] [--cases N]
+//          [--prefix DIR] [--keep DIR] [--verbose]
+// Env: CEL_DIFF_SEED, CEL_DIFF_CASES override the defaults (seed 1, 3000
+// cases); DRA_NODE_TESTS=OFF skips. Exit 0 all agree, 1 disagreement,
+// 77 skipped (node tests off, or npm cannot install @bufbuild/cel).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { ensurePackages, importPackage, defaultPrefix, SKIP } from "./cel-diff-npm.mjs";
+import { rng, genDevice, Gen, DOMAINS, strLit, intLit } from "./cel-diff-gen.mjs";
+import { KNOWN_DIFFERENCES } from "./cel-diff-known.mjs";
+
+function parseArgs(argv) {
+  const o = {
+    driver: null,
+    seed: Number(process.env.CEL_DIFF_SEED ?? 1),
+    cases: Number(process.env.CEL_DIFF_CASES ?? 3000),
+    prefix: defaultPrefix(),
+    keep: null,
+    verbose: false,
+    devices: 32,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "--driver") o.driver = argv[++i];
+    else if (a === "--seed") o.seed = Number(argv[++i]);
+    else if (a === "--cases") o.cases = Number(argv[++i]);
+    else if (a === "--prefix") o.prefix = argv[++i];
+    else if (a === "--keep") o.keep = argv[++i];
+    else if (a === "--verbose") o.verbose = true;
+    else throw new Error(`unknown argument ${a}`);
+  }
+  if (!o.driver) throw new Error("--driver PATH is required");
+  if (!Number.isInteger(o.seed) || !(o.cases > 0)) throw new Error("bad --seed or --cases");
+  return o;
+}
+
+// ---- the oracle --------------------------------------------------------------
+
+async function oracle(prefix) {
+  const cel = await importPackage(prefix, "@bufbuild/cel");
+  const { strings } = await importPackage(prefix, "@bufbuild/cel", "./ext");
+  const env = cel.celEnv({ funcs: [...strings] });
+  const scalar = (v) => ("int" in v ? v.int : "bool" in v ? v.bool : "string" in v ? v.string : v.version);
+  // Every domain an expression can name is present (maybe empty), which is
+  // what the DRA outer-map lookup does; the generator never asks the outer
+  // map for membership, size or keys, where the two would differ.
+  const input = (dev) => {
+    const attrs = new Map();
+    const caps = new Map();
+    for (const d of DOMAINS) {
+      attrs.set(d, cel.celMap(new Map(Object.entries(dev.attributes[d] ?? {}).map(([k, v]) => [k, scalar(v)]))));
+      caps.set(d, cel.celMap(new Map(Object.entries(dev.capacity[d] ?? {}))));
+    }
+    return {
+      device: cel.celMap(new Map([
+        ["driver", dev.driver],
+        ["attributes", cel.celMap(attrs)],
+        ["capacity", cel.celMap(caps)],
+        ["allowMultipleAllocations", dev.allowMultipleAllocations],
+      ])),
+    };
+  };
+  const evaluate = (text, inp) => {
+    let r;
+    try {
+      r = cel.plan(env, cel.parse(text))(inp);
+    } catch (e) {
+      return { kind: "E", msg: `exception: ${e.message}` };
+    }
+    if (cel.isCelError(r)) return { kind: "E", msg: r.message };
+    return { kind: "V", value: r };
+  };
+  return { evaluate, input, cel };
+}
+
+// A CEL literal for an oracle value of a generated type, or null.
+function literal(cel, v) {
+  if (typeof v === "bigint") return intLit(v);
+  if (typeof v === "string") return strLit(v);
+  if (cel.isCelList(v)) {
+    const items = [];
+    for (const x of v) {
+      const l = literal(cel, x);
+      if (l === null) return null;
+      items.push(l);
+    }
+    return `[${items.join(", ")}]`;
+  }
+  return null;
+}
+
+const outcome = (r) => (r.kind === "V" ? (r.value === true ? "T" : r.value === false ? "F" : "V") : r.kind);
+
+// ---- cases -------------------------------------------------------------------
+
+function makeCases(o, orc) {
+  const r = rng(o.seed);
+  const devices = [];
+  for (let i = 0; i < o.devices; i++) devices.push(genDevice(r));
+  const inputs = devices.map(orc.input);
+  const cases = [];
+  for (let i = 0; i < o.cases; i++) {
+    const dev = i % devices.length;
+    const g = new Gen(r);
+    let expr;
+    if (r.chance(0.5)) {
+      expr = g.gen("bool", 1 + r.int(4));
+    } else {
+      const t = r.pick(["int", "int", "str", "astr", "lint", "lstr"]);
+      const e = g.gen(t, 1 + r.int(3));
+      const pre = orc.evaluate(e, inputs[dev]);
+      let lit = pre.kind === "V" ? literal(orc.cel, pre.value) : null;
+      if (lit === null) lit = t === "int" ? "0" : t === "lint" || t === "lstr" ? "[]" : "''";
+      expr = r.chance(0.8) ? `(${e}) == ${lit}` : `(${e}) != ${lit}`;
+    }
+    const want = orc.evaluate(expr, inputs[dev]);
+    cases.push({ expr, device: dev, want: outcome(want), wantMsg: want.msg ?? "" });
+  }
+  return { devices, cases };
+}
+
+// The driver's device form: fully qualified names, ints as strings.
+function driverDevice(dev) {
+  const attributes = {};
+  for (const [d, m] of Object.entries(dev.attributes))
+    for (const [id, v] of Object.entries(m))
+      attributes[`${d}/${id}`] = "int" in v ? { int: v.int.toString() } : v;
+  const capacity = {};
+  for (const [d, m] of Object.entries(dev.capacity))
+    for (const [id, q] of Object.entries(m)) capacity[`${d}/${id}`] = q;
+  return { driver: dev.driver, allowMultipleAllocations: dev.allowMultipleAllocations, attributes, capacity };
+}
+
+function runDriver(o, dir, devices, cases) {
+  const file = join(dir, "cases.json");
+  writeFileSync(file, JSON.stringify({
+    devices: devices.map(driverDevice),
+    cases: cases.map((c) => ({ expr: c.expr, device: c.device })),
+  }));
+  const launcher = (process.env.DRA_TEST_LAUNCHER ?? "").split(" ").filter(Boolean);
+  const argv = [...launcher, o.driver, file];
+  const res = spawnSync(argv[0], argv.slice(1), { encoding: "utf8", maxBuffer: 256 << 20, timeout: 300_000 });
+  if (res.error) throw new Error(`cannot run ${o.driver}: ${res.error.message}`);
+  if (res.status !== 0) throw new Error(`${o.driver} exited with ${res.status}: ${res.stderr.trim().split("\n").slice(-5).join(" | ")}`);
+  const got = new Array(cases.length).fill(null);
+  for (const line of res.stdout.split("\n")) {
+    if (!line) continue;
+    const [idx, kind, ...msg] = line.split("\t");
+    got[Number(idx)] = { kind, msg: msg.join("\t") };
+  }
+  return got;
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if ((process.env.DRA_NODE_TESTS ?? "ON").toUpperCase() === "OFF") {
+    console.log("cel-diff: skipped: DRA_NODE_TESTS is OFF");
+    process.exit(SKIP);
+  }
+  const why = ensurePackages(o.prefix, ["@bufbuild/cel"]);
+  if (why) {
+    console.log(`cel-diff: skipped: ${why}`);
+    process.exit(SKIP);
+  }
+  const orc = await oracle(o.prefix);
+  const t0 = Date.now();
+  const { devices, cases } = makeCases(o, orc);
+  const dir = o.keep ?? mkdtempSync(join(tmpdir(), "cel-diff-"));
+  mkdirSync(dir, { recursive: true });
+  let got;
+  try {
+    got = runDriver(o, dir, devices, cases);
+  } finally {
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  }
+  let passed = 0, failed = 0, allowed = 0;
+  const byKind = new Map();
+  const failures = [];
+  cases.forEach((c, i) => {
+    const g = got[i] ?? { kind: "missing", msg: "no output line" };
+    if (g.kind === c.want) return passed++;
+    const known = KNOWN_DIFFERENCES.find((k) => k.match(c, g));
+    if (known) {
+      allowed++;
+      passed++;
+      return;
+    }
+    failed++;
+    const key = `oracle ${c.want} / dra ${g.kind}`;
+    byKind.set(key, (byKind.get(key) ?? 0) + 1);
+    failures.push({ i, c, g });
+  });
+  const show = o.verbose ? failures.length : Math.min(failures.length, 25);
+  for (const { i, c, g } of failures.slice(0, show)) {
+    console.log(`FAIL case ${i} (device ${c.device}): ${c.expr}`);
+    console.log(`  @bufbuild/cel: ${c.want}${c.wantMsg ? ` (${c.wantMsg})` : ""}`);
+    console.log(`  dra:           ${g.kind}${g.msg ? ` (${g.msg})` : ""}`);
+  }
+  if (failures.length > show) console.log(`... ${failures.length - show} more (use --verbose)`);
+  for (const [k, n] of byKind) console.log(`# ${n} x ${k}`);
+  const outcomes = { T: 0, F: 0, E: 0 };
+  for (const c of cases) outcomes[c.want] = (outcomes[c.want] ?? 0) + 1;
+  console.log(`# seed ${o.seed}, ${cases.length} cases on ${devices.length} devices (oracle: ${outcomes.T} true, ${outcomes.F} false, ${outcomes.E} error), ${allowed} known differences allowed, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(`cel-diff: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error(`cel-diff: ${e.stack ?? e}`);
+  process.exit(1);
+});
