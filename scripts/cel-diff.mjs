@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { ensurePackages, importPackage, defaultPrefix, SKIP } from "./cel-diff-npm.mjs";
 import { rng, genDevice, Gen, DOMAINS, strLit, intLit } from "./cel-diff-gen.mjs";
 import { KNOWN_DIFFERENCES } from "./cel-diff-known.mjs";
+import { shrink } from "./cel-diff-shrink.mjs";
 
 function parseArgs(argv) {
   const o = {
@@ -144,8 +145,8 @@ function driverDevice(dev) {
   return { driver: dev.driver, allowMultipleAllocations: dev.allowMultipleAllocations, attributes, capacity };
 }
 
-function runDriver(o, dir, devices, cases) {
-  const file = join(dir, "cases.json");
+function runDriver(o, dir, devices, cases, name = "cases.json") {
+  const file = join(dir, name);
   writeFileSync(file, JSON.stringify({
     devices: devices.map(driverDevice),
     cases: cases.map((c) => ({ expr: c.expr, device: c.device })),
@@ -180,12 +181,14 @@ async function main() {
   const { devices, cases } = makeCases(o, orc);
   const dir = o.keep ?? mkdtempSync(join(tmpdir(), "cel-diff-"));
   mkdirSync(dir, { recursive: true });
-  let got;
   try {
-    got = runDriver(o, dir, devices, cases);
+    return report(o, orc, dir, devices, cases, runDriver(o, dir, devices, cases), t0);
   } finally {
     if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function report(o, orc, dir, devices, cases, got, t0) {
   let passed = 0, failed = 0, allowed = 0;
   const byKind = new Map();
   const failures = [];
@@ -204,21 +207,45 @@ async function main() {
     failures.push({ i, c, g });
   });
   const show = o.verbose ? failures.length : Math.min(failures.length, 25);
-  for (const { i, c, g } of failures.slice(0, show)) {
+  const inputs = devices.map(orc.input);
+  const minimal = shrinkFailures(o, orc, dir, devices, inputs, failures.slice(0, Math.min(show, 25)));
+  failures.slice(0, show).forEach(({ i, c, g }, k) => {
     console.log(`FAIL case ${i} (device ${c.device}): ${c.expr}`);
-    console.log(`  @bufbuild/cel: ${c.want}${c.wantMsg ? ` (${c.wantMsg})` : ""}`);
+    if (minimal[k] && minimal[k] !== c.expr) {
+      const m = orc.evaluate(minimal[k], inputs[c.device]);
+      console.log(`  shrunk to:     ${minimal[k]}`);
+      console.log(`  @bufbuild/cel: ${outcome(m)}${m.msg ? ` (${m.msg})` : ""}`);
+    } else {
+      console.log(`  @bufbuild/cel: ${c.want}${c.wantMsg ? ` (${c.wantMsg})` : ""}`);
+    }
     console.log(`  dra:           ${g.kind}${g.msg ? ` (${g.msg})` : ""}`);
-  }
+    console.log(`  device ${c.device}: ${JSON.stringify(driverDevice(devices[c.device]))}`);
+  });
   if (failures.length > show) console.log(`... ${failures.length - show} more (use --verbose)`);
   for (const [k, n] of byKind) console.log(`# ${n} x ${k}`);
   const outcomes = { T: 0, F: 0, E: 0 };
   for (const c of cases) outcomes[c.want] = (outcomes[c.want] ?? 0) + 1;
   console.log(`# seed ${o.seed}, ${cases.length} cases on ${devices.length} devices (oracle: ${outcomes.T} true, ${outcomes.F} false, ${outcomes.E} error), ${allowed} known differences allowed, ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   console.log(`cel-diff: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  return failed ? 1 : 0;
 }
 
-main().catch((e) => {
+// Minimal versions of the first failures (one driver run per round).
+function shrinkFailures(o, orc, dir, devices, inputs, failures) {
+  if (failures.length === 0) return [];
+  try {
+    return shrink(
+      failures.map(({ c, g }) => ({ expr: c.expr, device: c.device, want: c.want, got: g.kind })),
+      (expr, dev) => outcome(orc.evaluate(expr, inputs[dev])),
+      (batch) => runDriver(o, dir, devices, batch, "shrink.json").map((x) => x?.kind ?? "missing"),
+    );
+  } catch (e) {
+    console.log(`# shrinking failed: ${e.message}`);
+    return [];
+  }
+}
+
+main().then((rc) => process.exit(rc), (e) => {
   console.error(`cel-diff: ${e.stack ?? e}`);
   process.exit(1);
 });
