@@ -1,0 +1,221 @@
+/*
+ * alloc_int.h: the allocator's internal model. inventory.c indexes slices
+ * into pools, devices and per-node candidate lists; search.c runs the
+ * depth-first search over it; result.c turns a found placement into
+ * AllocationResults; explain.c says why a claim does not fit.
+ */
+#ifndef DRA_ALLOC_INT_H
+#define DRA_ALLOC_INT_H
+
+#include "dra/alloc.h"
+
+/* Quantities inside the allocator are exact integers in nano units
+ * (value * 10^9), so the hot path adds and compares plain integers. */
+typedef __int128 a_qn;
+#define A_QN_MAX ((a_qn)(((unsigned __int128)1 << 126) - 1))
+
+a_qn alloc_qn(const dra_quantity *q) DRA_HIDDEN;
+dra_quantity alloc_qty(a_qn v, dra_quantity_format f) DRA_HIDDEN;
+
+typedef enum a_loc { A_LOC_NODE, A_LOC_SELECTOR, A_LOC_ALL } a_loc;
+
+typedef struct a_cons {
+    uint32_t counter; /* index into a->counters */
+    a_qn amount;
+} a_cons;
+
+typedef struct a_counter {
+    const char *set, *name;
+    a_qn total;
+    a_qn used; /* by committed allocations */
+    a_qn att;  /* by the current attempt */
+} a_counter;
+
+typedef struct a_dev {
+    const dra_alloc_device *d;
+    const dra_alloc_slice *s;
+    uint32_t pool;
+    int32_t node;   /* node index when node-local, else -1 */
+    a_loc loc;
+    const dra_alloc_node_selector *sel; /* A_LOC_SELECTOR */
+    int multi;
+    int32_t excl;   /* committed exclusive users */
+    int32_t shares; /* committed shares (multi devices) */
+    a_cons *cons;
+    uint32_t ncons;
+    a_qn *cap_used; /* per capacity, committed (multi devices) */
+    a_qn *cap_att;  /* per capacity, this attempt */
+    uint8_t *selc;  /* per program id: 0 unknown, 1 false, 2 true, 3 error */
+    uint32_t nselc;
+    void *prepared;
+    int prepared_ok;
+    int32_t att_claim;  /* claim index holding it in this attempt, -1 */
+    int32_t att_shares; /* shares taken in this attempt */
+} a_dev;
+
+typedef enum a_pool_state { A_POOL_OK, A_POOL_INCOMPLETE, A_POOL_INVALID } a_pool_state;
+
+typedef struct a_pool {
+    const char *driver, *name;
+    int64_t gen, expected;
+    const dra_alloc_slice **slices; /* at generation |gen|, sorted by name */
+    size_t nslices;
+    a_pool_state state;
+    const char *why; /* invalid reason */
+    int binding;     /* has devices with binding conditions */
+    int global;      /* has slices not bound to one node */
+    uint32_t dev_begin, dev_end;
+    uint32_t ctr_begin, ctr_end;
+} a_pool;
+
+typedef struct a_node {
+    const char *name;
+    const dra_alloc_label *labels;
+    size_t nlabels;
+    uint32_t *lpools; /* pools with slices local to this node, sorted */
+    size_t nlpools, caplpools;
+    int view_built;
+    uint32_t *view;   /* candidate devices, in search order */
+    size_t nview;
+    uint32_t *vpools; /* pools visible here (including unusable ones) */
+    size_t nvpools;
+    int32_t free_local; /* node-local devices not exclusively used */
+    size_t rank;        /* position in name order */
+    int32_t idx;        /* position in a->nodes */
+} a_node;
+
+typedef struct a_prog {
+    const char *expr;
+    void *prog;
+    dra_err err;
+    const char *msg;
+} a_prog;
+
+struct dra_allocator {
+    const dra_mem *mem;
+    dra_alloc_options opts;
+    dra_alloc_selector_ops ops;
+    void *cel_ud; /* default backend state */
+    dra_arena arena;
+    /* inputs */
+    const dra_alloc_slice **in_slices;
+    size_t nin_slices, capin_slices;
+    dra_map classes; /* name -> const dra_alloc_class * */
+    dra_map node_by_name; /* name -> a_node * */
+    a_node **nodes;
+    size_t nnodes, capnodes;
+    a_node **sorted; /* by name */
+    /* index */
+    int sealed;
+    a_pool *pools;
+    size_t npools;
+    a_dev *devs;
+    size_t ndevs;
+    a_counter *counters;
+    size_t ncounters;
+    dra_map dev_by_key; /* "driver\0pool\0device" -> a_dev * */
+    uint32_t *global_pools;
+    size_t nglobal_pools;
+    int any_multi;
+    int32_t shared_free; /* non-node-local devices not exclusively used */
+    int32_t *tree;       /* max-segment tree over sorted nodes' free_local */
+    size_t treen;
+    /* selectors */
+    dra_map prog_by_expr; /* expr -> (id + 1) */
+    a_prog *progs;
+    size_t nprogs, capprogs;
+    size_t evals;
+    uint64_t share_seq;
+};
+
+/* inventory.c */
+dra_err alloc_seal(dra_allocator *a, dra_diag *d) DRA_HIDDEN;
+a_node *alloc_node_get(dra_allocator *a, const char *name, int create) DRA_HIDDEN;
+dra_err alloc_node_view(dra_allocator *a, a_node *n) DRA_HIDDEN;
+int alloc_dev_matches_node(const dra_allocator *a, const a_dev *v, const a_node *n) DRA_HIDDEN;
+void alloc_tree_update(dra_allocator *a, const a_node *n) DRA_HIDDEN;
+/* First node (rank order) at or after |from| with free_local >= |k|, or
+ * a->nnodes. */
+size_t alloc_tree_find(const dra_allocator *a, size_t from, int32_t k) DRA_HIDDEN;
+const char *alloc_dev_key(dra_arena *ar, const char *driver, const char *pool,
+                          const char *dev, size_t *len) DRA_HIDDEN;
+
+/* select.c: selector programs and the per-device result cache */
+dra_err alloc_prog_id(dra_allocator *a, const char *expr, uint32_t *id) DRA_HIDDEN;
+/* 1 selected, 0 not, <0 an error (message in |d|). */
+int alloc_prog_eval(dra_allocator *a, uint32_t id, a_dev *v, dra_diag *d) DRA_HIDDEN;
+dra_err alloc_cel_backend(dra_allocator *a) DRA_HIDDEN;
+void alloc_cel_backend_free(dra_allocator *a) DRA_HIDDEN;
+void alloc_selectors_fini(dra_allocator *a) DRA_HIDDEN;
+
+/* ---- search state (search.c, result.c, explain.c) ------------------------ */
+
+typedef struct s_alt {
+    const dra_alloc_devreq *r;
+    const dra_alloc_class *cls;
+    const char *name; /* "req" or "req/sub" */
+    uint32_t *sel;    /* class selectors, then the request's */
+    size_t nsel, nclass_sel;
+    int64_t count;
+    uint32_t *all; /* All mode: the devices it must take */
+    a_qn *capreq;  /* per cap_requests entry */
+} s_alt;
+
+typedef struct s_req {
+    uint32_t claim;
+    const dra_alloc_request *r;
+    s_alt *alts;
+    size_t nalts;
+    size_t chosen;
+} s_req;
+
+typedef struct s_con {
+    const dra_alloc_constraint *c;
+    const char *attr;
+    int distinct;
+    size_t count;
+    const dra_cel_attr **vals; /* values of the devices added, a stack */
+} s_con;
+
+typedef struct s_place {
+    uint32_t dev, req, alt;
+    int admin, shared, charged;
+    uint32_t cons_mask; /* constraints of the claim this device was added to */
+    a_qn *consumed;     /* per device capacity (multi devices) */
+} s_place;
+
+typedef struct s_state {
+    dra_allocator *a;
+    a_node *node; /* NULL: explaining across all nodes */
+    const dra_alloc_claim *const *claims;
+    size_t nclaims;
+    dra_arena *ar;
+    s_req *reqs;
+    size_t nreqs;
+    uint32_t *claim_req0; /* first request of each claim, plus nreqs */
+    s_con *cons;
+    uint32_t *claim_con0; /* first constraint of each claim, plus ncons */
+    size_t ncons;
+    s_place *pl;
+    size_t npl, cappl;
+    size_t *claim_nres;
+    uint64_t steps;
+    dra_err err; /* set with S_ERR */
+    dra_diag *d;
+} s_state;
+
+/* search.c: the individual checks, shared with explain.c */
+int alloc_tolerated(const a_dev *v, const dra_alloc_devreq *r) DRA_HIDDEN;
+/* 1 when the device has room for the request's capacity; fills
+ * |consumed| (per device capacity) when not NULL. */
+int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed) DRA_HIDDEN;
+int alloc_counters_fit(const dra_allocator *a, const a_dev *v) DRA_HIDDEN;
+const char *alloc_claim_name(dra_arena *ar, const dra_alloc_claim *c) DRA_HIDDEN;
+
+/* result.c */
+dra_err alloc_build_results(s_state *S, dra_alloc_outcome *out) DRA_HIDDEN;
+
+/* explain.c */
+dra_err alloc_explain(s_state *S, dra_alloc_outcome *out) DRA_HIDDEN;
+
+#endif

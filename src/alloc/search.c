@@ -1,0 +1,827 @@
+/*
+ * search.c: the allocation search. A pre-pass resolves classes, compiles
+ * selectors and collects All-mode devices; then a depth-first, first-fit
+ * search walks claims, requests (trying firstAvailable subrequests in
+ * order), and device slots. Within a request it enumerates combinations,
+ * not permutations. Every placement is pushed on a stack and undone
+ * exactly on backtrack: in-use marks, shares, capacity, counters and
+ * constraint values.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "alloc_int.h"
+
+enum { S_NO = 0, S_FOUND = 1, S_SIZE = 2, S_ERR = -1 };
+
+const char *alloc_claim_name(dra_arena *ar, const dra_alloc_claim *c)
+{
+    if (c->namespace_ && *c->namespace_)
+        return dra_arena_sprintf(ar, "%s/%s", c->namespace_, c->name ? c->name : "");
+    return c->name ? c->name : "(unnamed)";
+}
+
+/* ---- individual checks ------------------------------------------------------- */
+
+static int str_eq(const char *x, const char *y)
+{
+    return strcmp(x ? x : "", y ? y : "") == 0;
+}
+
+static int tol_matches(const dra_alloc_toleration *t, const dra_alloc_taint *tn)
+{
+    if (t->effect != DRA_ALLOC_EFFECT_ANY && t->effect != tn->effect)
+        return 0;
+    if (t->key && *t->key && strcmp(t->key, tn->key) != 0)
+        return 0;
+    if ((!t->key || !*t->key) && t->op != DRA_ALLOC_TOL_EXISTS)
+        return 0;
+    return t->op == DRA_ALLOC_TOL_EXISTS || str_eq(t->value, tn->value);
+}
+
+int alloc_tolerated(const a_dev *v, const dra_alloc_devreq *r)
+{
+    for (size_t i = 0; i < v->d->ntaints; i++) {
+        const dra_alloc_taint *tn = &v->d->taints[i];
+        int ok = 0;
+        /* None and effects this version does not know are ignored. */
+        if (tn->effect != DRA_ALLOC_EFFECT_NO_SCHEDULE && tn->effect != DRA_ALLOC_EFFECT_NO_EXECUTE)
+            continue;
+        for (size_t j = 0; !ok && j < r->ntolerations; j++)
+            ok = tol_matches(&r->tolerations[j], tn);
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* Capacity names follow attribute rules: a bare name is in the driver's domain. */
+static int name_eq(const char *driver, const char *dev, const char *req)
+{
+    size_t dl = strlen(driver);
+    if (strcmp(dev, req) == 0)
+        return 1;
+    if (!strchr(dev, '/'))
+        return strncmp(req, driver, dl) == 0 && req[dl] == '/' && strcmp(req + dl + 1, dev) == 0;
+    if (!strchr(req, '/'))
+        return strncmp(dev, driver, dl) == 0 && dev[dl] == '/' && strcmp(dev + dl + 1, req) == 0;
+    return 0;
+}
+
+/* The amount a request takes from one capacity, after the request policy's
+ * defaulting and rounding; 0 when the policy cannot satisfy it. */
+static int cap_amount(const dra_alloc_capacity *c, const a_qn *req, a_qn *out)
+{
+    a_qn x;
+    if (!req) {
+        *out = c->has_policy && c->has_default ? alloc_qn(&c->def) : alloc_qn(&c->value);
+        return 1;
+    }
+    x = *req;
+    if (c->has_policy && c->has_default && x == alloc_qn(&c->def)) {
+        *out = x;
+        return 1;
+    }
+    if (c->has_policy && c->nvalid_values) {
+        for (size_t i = 0; i < c->nvalid_values; i++) {
+            a_qn v = alloc_qn(&c->valid_values[i]);
+            if (v >= x) {
+                *out = v;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    if (c->has_policy && c->has_range) {
+        a_qn min = alloc_qn(&c->min);
+        if (x <= min) {
+            x = min;
+        } else if (c->has_step) {
+            a_qn step = alloc_qn(&c->step);
+            if (step > 0)
+                x = min + ((x - min + step - 1) / step) * step;
+        }
+        if (c->has_max && x > alloc_qn(&c->max))
+            return 0;
+    }
+    *out = x;
+    return 1;
+}
+
+int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed)
+{
+    const dra_alloc_devreq *r = alt->r;
+    const char *drv = v->s->driver;
+    /* Every capacity the request names must exist on the device. */
+    for (size_t i = 0; i < r->ncap_requests; i++) {
+        size_t c = 0;
+        while (c < v->d->ncaps && !name_eq(drv, v->d->caps[c].name, r->cap_requests[i].name))
+            c++;
+        if (c == v->d->ncaps)
+            return 0;
+    }
+    for (size_t c = 0; c < v->d->ncaps; c++) {
+        const dra_alloc_capacity *cap = &v->d->caps[c];
+        const a_qn *req = NULL;
+        a_qn amount, avail = alloc_qn(&cap->value);
+        for (size_t i = 0; i < r->ncap_requests; i++)
+            if (name_eq(drv, cap->name, r->cap_requests[i].name))
+                req = &alt->capreq[i];
+        if (!v->multi && !req)
+            continue;
+        if (!cap_amount(cap, req, &amount))
+            return 0;
+        if (v->multi)
+            avail -= v->cap_used[c] + v->cap_att[c];
+        if (amount > avail)
+            return 0;
+        if (consumed)
+            consumed[c] = amount;
+    }
+    return 1;
+}
+
+int alloc_counters_fit(const dra_allocator *a, const a_dev *v)
+{
+    for (uint32_t i = 0; i < v->ncons; i++) {
+        const a_counter *c = &a->counters[v->cons[i].counter];
+        if (c->used + c->att + v->cons[i].amount > c->total)
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- constraints ---------------------------------------------------------------- */
+
+static int con_applies(const s_con *c, const s_req *rq, const s_alt *alt)
+{
+    const char *rn = rq->r->name;
+    size_t rl = strlen(rn);
+    if (!c->c->nrequests)
+        return 1;
+    for (size_t i = 0; i < c->c->nrequests; i++) {
+        const char *x = c->c->requests[i];
+        if (strcmp(x, rn) == 0)
+            return 1; /* a parent name covers all its subrequests */
+        if (alt->r->name && strncmp(x, rn, rl) == 0 && x[rl] == '/' &&
+            strcmp(x + rl + 1, alt->r->name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static int attr_eq(const dra_cel_attr *x, const dra_cel_attr *y)
+{
+    if (x->kind != y->kind)
+        return 0;
+    switch (x->kind) {
+    case DRA_CEL_ATTR_INT:
+        return x->i == y->i;
+    case DRA_CEL_ATTR_BOOL:
+        return !x->b == !y->b;
+    default:
+        return str_eq(x->s, y->s);
+    }
+}
+
+static int con_add(s_con *c, const a_dev *v)
+{
+    const dra_cel_attr *at = dra_alloc_attr_lookup(v->s->driver, v->d, c->attr);
+    if (!at)
+        return 0;
+    if (c->distinct) {
+        for (size_t i = 0; i < c->count; i++)
+            if (attr_eq(c->vals[i], at))
+                return 0;
+    } else if (c->count && !attr_eq(c->vals[0], at)) {
+        return 0;
+    }
+    c->vals[c->count < DRA_ALLOC_MAX_RESULTS ? c->count : DRA_ALLOC_MAX_RESULTS] = at;
+    c->count++;
+    return 1;
+}
+
+/* ---- placing and undoing one device ------------------------------------------------ */
+
+static int in_use(const a_dev *v, const s_alt *alt, uint32_t claim)
+{
+    if (alt->r->admin_access)
+        return v->att_claim == (int32_t)claim;
+    return v->excl > 0 || v->att_claim >= 0;
+}
+
+static void charge_att(dra_allocator *a, const a_dev *v, int sign)
+{
+    for (uint32_t i = 0; i < v->ncons; i++)
+        a->counters[v->cons[i].counter].att += sign * v->cons[i].amount;
+}
+
+static void unplace(s_state *S)
+{
+    s_place *p = &S->pl[--S->npl];
+    a_dev *v = &S->a->devs[p->dev];
+    uint32_t claim = S->reqs[p->req].claim;
+    for (uint32_t k = S->claim_con0[claim]; k < S->claim_con0[claim + 1]; k++)
+        if (p->cons_mask & (1u << (k - S->claim_con0[claim])))
+            S->cons[k].count--;
+    if (p->charged)
+        charge_att(S->a, v, -1);
+    if (p->shared) {
+        v->att_shares--;
+        for (size_t c = 0; c < v->d->ncaps; c++)
+            v->cap_att[c] -= p->consumed[c];
+    } else {
+        v->att_claim = -1;
+    }
+    S->claim_nres[claim]--;
+}
+
+/* The per-device checks in Kubernetes' order of cost; side effects only
+ * once everything passed. Returns 1 placed, 0 refused, S_ERR on error. */
+static int place(s_state *S, uint32_t ri, uint32_t ai, uint32_t di, int must)
+{
+    dra_allocator *a = S->a;
+    a_dev *v = &a->devs[di];
+    const s_req *rq = &S->reqs[ri];
+    const s_alt *alt = &rq->alts[ai];
+    uint32_t claim = rq->claim, mask = 0, c0 = S->claim_con0[claim];
+    int admin = alt->r->admin_access, shared, charge;
+    a_qn *consumed = NULL;
+    s_place *p;
+
+    if (in_use(v, alt, claim))
+        return 0;
+    if (!alt->all) {
+        for (size_t i = 0; i < alt->nsel; i++) {
+            int r = alloc_prog_eval(a, alt->sel[i], v, S->d);
+            if (r < 0) {
+                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device %s/%s/%s: selector: %s",
+                             alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
+                             v->s->pool, v->d->name, a->progs[alt->sel[i]].expr);
+                S->err = (dra_err)r;
+                return S_ERR;
+            }
+            if (!r)
+                return 0;
+        }
+    }
+    if (!alloc_tolerated(v, alt->r))
+        return 0;
+    shared = v->multi && !admin;
+    if (shared || alt->r->ncap_requests) {
+        consumed = dra_arena_array(S->ar, v->d->ncaps + 1, sizeof *consumed);
+        if (!consumed) {
+            S->err = DRA_ENOMEM;
+            return S_ERR;
+        }
+        if (!alloc_cap_fit(v, alt, consumed))
+            return 0;
+    }
+    /* Counters are charged once per device, however many shares it has. */
+    charge = !admin && (!v->multi || (v->excl + v->shares + v->att_shares == 0));
+    if (charge && !alloc_counters_fit(a, v))
+        return 0;
+    for (uint32_t k = c0; k < S->claim_con0[claim + 1]; k++) {
+        if (!con_applies(&S->cons[k], rq, alt))
+            continue;
+        if (!con_add(&S->cons[k], v)) {
+            for (uint32_t j = c0; j < k; j++)
+                if (mask & (1u << (j - c0)))
+                    S->cons[j].count--;
+            if (must) {
+                dra_diag_add(S->d, "", 0, 0,
+                             "claim %s, request %s: all devices must be allocated, but device "
+                             "%s/%s/%s does not satisfy the %s constraint on %s",
+                             alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
+                             v->s->pool, v->d->name,
+                             S->cons[k].distinct ? "distinctAttribute" : "matchAttribute",
+                             S->cons[k].attr);
+                S->err = DRA_EUNSAT;
+                return S_ERR;
+            }
+            return 0;
+        }
+        mask |= 1u << (k - c0);
+    }
+    if (dra_grow(a->mem, (void **)&S->pl, &S->cappl, S->npl + 1, sizeof *S->pl)) {
+        for (uint32_t j = c0; j < S->claim_con0[claim + 1]; j++)
+            if (mask & (1u << (j - c0)))
+                S->cons[j].count--;
+        S->err = DRA_ENOMEM;
+        return S_ERR;
+    }
+    p = &S->pl[S->npl++];
+    memset(p, 0, sizeof *p);
+    p->dev = di;
+    p->req = ri;
+    p->alt = ai;
+    p->admin = admin;
+    p->shared = shared;
+    p->charged = charge;
+    p->cons_mask = mask;
+    p->consumed = consumed;
+    if (charge)
+        charge_att(a, v, 1);
+    if (shared) {
+        v->att_shares++;
+        for (size_t c = 0; c < v->d->ncaps; c++)
+            v->cap_att[c] += consumed[c];
+    } else {
+        v->att_claim = (int32_t)claim;
+    }
+    S->claim_nres[claim]++;
+    return 1;
+}
+
+/* ---- the search ------------------------------------------------------------------------ */
+
+static int s_request(s_state *S, uint32_t ri);
+
+static int step(s_state *S)
+{
+    dra_allocator *a = S->a;
+    S->steps++;
+    if (S->steps > a->opts.max_steps) {
+        dra_diag_add(S->d, "", 0, 0,
+                     "the search bound of %" PRIu64 " steps was hit on node %s before an "
+                     "allocation was found or ruled out",
+                     a->opts.max_steps, S->node ? S->node->name : "(any)");
+        return DRA_ELIMIT;
+    }
+    if (a->opts.cancel && (S->steps & 255) == 1) {
+        int r = a->opts.cancel(a->opts.cancel_ud);
+        if (r) {
+            dra_diag_add(S->d, "", 0, 0, "allocation stopped: %s", dra_strerror(r));
+            return r;
+        }
+    }
+    return DRA_OK;
+}
+
+static int s_fill(s_state *S, uint32_t ri, uint32_t ai, int64_t k, size_t start)
+{
+    s_req *rq = &S->reqs[ri];
+    s_alt *alt = &rq->alts[ai];
+    int r;
+    if (k == alt->count) {
+        rq->chosen = ai;
+        return s_request(S, ri + 1);
+    }
+    if ((int64_t)S->claim_nres[rq->claim] + (alt->count - k) > DRA_ALLOC_MAX_RESULTS)
+        return S_SIZE;
+    if (alt->all) {
+        r = place(S, ri, ai, alt->all[k], 1);
+        if (r != 1)
+            return r;
+        r = s_fill(S, ri, ai, k + 1, 0);
+        if (r != S_FOUND)
+            unplace(S);
+        return r;
+    }
+    for (size_t i = start; i < S->node->nview; i++) {
+        if ((S->err = (dra_err)step(S)) != DRA_OK)
+            return S_ERR;
+        r = place(S, ri, ai, S->node->view[i], 0);
+        if (r == S_ERR)
+            return r;
+        if (r == 0)
+            continue;
+        r = s_fill(S, ri, ai, k + 1, i + 1);
+        if (r == S_FOUND)
+            return r;
+        unplace(S);
+        if (r == S_ERR || r == S_SIZE)
+            return r;
+    }
+    return S_NO;
+}
+
+static int s_request(s_state *S, uint32_t ri)
+{
+    s_req *rq;
+    int r, all_size = 1;
+    if (ri == S->nreqs)
+        return S_FOUND;
+    rq = &S->reqs[ri];
+    for (size_t ai = 0; ai < rq->nalts; ai++) {
+        if (rq->alts[ai].count == 0) { /* All mode found nothing: no solution */
+            all_size = 0;
+            continue;
+        }
+        r = s_fill(S, ri, (uint32_t)ai, 0, 0);
+        if (r == S_FOUND || r == S_ERR)
+            return r;
+        if (r != S_SIZE)
+            all_size = 0;
+    }
+    /* "Too many results" tells the previous request of the same claim to
+     * try a smaller alternative; for an earlier claim it is a plain no. */
+    if (all_size && ri != S->claim_req0[rq->claim])
+        return S_SIZE;
+    return S_NO;
+}
+
+/* ---- pre-pass ------------------------------------------------------------------------ */
+
+static dra_err prep_selectors(s_state *S, const dra_alloc_claim *cl, s_alt *alt)
+{
+    dra_allocator *a = S->a;
+    size_t n = alt->cls->nselectors + alt->r->nselectors;
+    dra_err err;
+    alt->sel = dra_arena_array(S->ar, n + 1, sizeof *alt->sel);
+    if (!alt->sel)
+        return DRA_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        int from_class = i < alt->cls->nselectors;
+        const char *expr = from_class ? alt->cls->selectors[i]
+                                      : alt->r->selectors[i - alt->cls->nselectors];
+        const a_prog *p;
+        if ((err = alloc_prog_id(a, expr, &alt->sel[i])) != DRA_OK)
+            return err;
+        p = &a->progs[alt->sel[i]];
+        if (p->err != DRA_OK) {
+            if (from_class)
+                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: class %s: selector #%zu: %s",
+                             alloc_claim_name(S->ar, cl), alt->name, alt->cls->name, i, p->msg);
+            else
+                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: selector #%zu: %s",
+                             alloc_claim_name(S->ar, cl), alt->name, i - alt->cls->nselectors,
+                             p->msg);
+            return p->err;
+        }
+    }
+    alt->nsel = n;
+    alt->nclass_sel = alt->cls->nselectors;
+    return DRA_OK;
+}
+
+/* All mode: every matching device this node sees, fixed up front. */
+static dra_err prep_all(s_state *S, const dra_alloc_claim *cl, s_alt *alt)
+{
+    dra_allocator *a = S->a;
+    a_node *n = S->node;
+    size_t cnt = 0;
+    for (size_t i = 0; i < n->nvpools; i++) {
+        const a_pool *p = &a->pools[n->vpools[i]];
+        if (p->state == A_POOL_OK)
+            continue;
+        dra_diag_add(S->d, "", 0, 0,
+                     "claim %s, request %s: asks for all devices, but resource pool %s/%s is %s",
+                     alloc_claim_name(S->ar, cl), alt->name, p->driver, p->name,
+                     p->state == A_POOL_INCOMPLETE ? "currently being updated"
+                                                   : "invalid");
+        return DRA_ECONFLICT;
+    }
+    alt->all = dra_arena_array(S->ar, n->nview + 1, sizeof *alt->all);
+    if (!alt->all)
+        return DRA_ENOMEM;
+    for (size_t i = 0; i < n->nview; i++) {
+        a_dev *v = &a->devs[n->view[i]];
+        int ok = 1;
+        for (size_t k = 0; ok && k < alt->nsel; k++) {
+            int r = alloc_prog_eval(a, alt->sel[k], v, S->d);
+            if (r < 0) {
+                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device %s/%s/%s: selector: %s",
+                             alloc_claim_name(S->ar, cl), alt->name, v->s->driver, v->s->pool,
+                             v->d->name, a->progs[alt->sel[k]].expr);
+                return (dra_err)r;
+            }
+            ok = r;
+        }
+        for (size_t k = 0; ok && k < alt->r->ncap_requests; k++) {
+            size_t c = 0;
+            while (c < v->d->ncaps && !name_eq(v->s->driver, v->d->caps[c].name,
+                                               alt->r->cap_requests[k].name))
+                c++;
+            ok = c < v->d->ncaps;
+        }
+        if (ok)
+            alt->all[cnt++] = n->view[i];
+    }
+    alt->count = (int64_t)cnt;
+    return DRA_OK;
+}
+
+static dra_err prep_alt(s_state *S, const dra_alloc_claim *cl, const dra_alloc_request *rq,
+                        const dra_alloc_devreq *r, s_alt *alt)
+{
+    dra_err err;
+    alt->r = r;
+    alt->name = r->name ? dra_arena_sprintf(S->ar, "%s/%s", rq->name, r->name) : rq->name;
+    if (!alt->name)
+        return DRA_ENOMEM;
+    alt->cls = r->class_name ? dra_map_get(&S->a->classes, r->class_name, strlen(r->class_name))
+                             : NULL;
+    if (!alt->cls) {
+        dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device class %s does not exist",
+                     alloc_claim_name(S->ar, cl), alt->name,
+                     r->class_name ? r->class_name : "(none)");
+        return DRA_ENOTFOUND;
+    }
+    if ((err = prep_selectors(S, cl, alt)) != DRA_OK)
+        return err;
+    alt->capreq = dra_arena_array(S->ar, r->ncap_requests + 1, sizeof *alt->capreq);
+    if (!alt->capreq)
+        return DRA_ENOMEM;
+    for (size_t i = 0; i < r->ncap_requests; i++)
+        alt->capreq[i] = alloc_qn(&r->cap_requests[i].value);
+    if (r->mode == DRA_ALLOC_ALL)
+        return S->node ? prep_all(S, cl, alt) : DRA_OK;
+    alt->count = r->count > 0 ? r->count : 1;
+    return DRA_OK;
+}
+
+static int64_t alt_min(const s_alt *alt)
+{
+    return alt->r->mode == DRA_ALLOC_ALL ? (alt->count > 0 ? alt->count : 1) : alt->count;
+}
+
+static dra_err prep_claim(s_state *S, uint32_t ci, size_t *ri, size_t *ki)
+{
+    const dra_alloc_claim *cl = S->claims[ci];
+    int64_t lower = 0;
+    dra_err err;
+    S->claim_req0[ci] = (uint32_t)*ri;
+    S->claim_con0[ci] = (uint32_t)*ki;
+    for (size_t i = 0; i < cl->nrequests; i++) {
+        const dra_alloc_request *rq = &cl->requests[i];
+        s_req *q = &S->reqs[(*ri)++];
+        int64_t best = INT64_MAX;
+        q->claim = ci;
+        q->r = rq;
+        q->nalts = rq->nfirst_available ? rq->nfirst_available : 1;
+        if (!(q->alts = dra_arena_array(S->ar, q->nalts, sizeof *q->alts)))
+            return DRA_ENOMEM;
+        for (size_t k = 0; k < q->nalts; k++) {
+            const dra_alloc_devreq *r = rq->nfirst_available ? &rq->first_available[k] : &rq->exactly;
+            if ((err = prep_alt(S, cl, rq, r, &q->alts[k])) != DRA_OK)
+                return err;
+            if (alt_min(&q->alts[k]) < best)
+                best = alt_min(&q->alts[k]);
+        }
+        lower += best;
+    }
+    if (lower > DRA_ALLOC_MAX_RESULTS) {
+        dra_diag_add(S->d, "", 0, 0,
+                     "claim %s: the number of requested devices %" PRId64
+                     " exceeds the claim limit of %d",
+                     alloc_claim_name(S->ar, cl), lower, DRA_ALLOC_MAX_RESULTS);
+        return DRA_ELIMIT;
+    }
+    if (cl->nconstraints > 32) {
+        dra_diag_add(S->d, "", 0, 0, "claim %s: more than 32 constraints",
+                     alloc_claim_name(S->ar, cl));
+        return DRA_ELIMIT;
+    }
+    for (size_t i = 0; i < cl->nconstraints; i++) {
+        s_con *c = &S->cons[(*ki)++];
+        c->c = &cl->constraints[i];
+        c->distinct = cl->constraints[i].distinct_attribute != NULL;
+        c->attr = c->distinct ? cl->constraints[i].distinct_attribute
+                              : cl->constraints[i].match_attribute;
+        if (!c->attr) {
+            dra_diag_add(S->d, "", 0, 0, "claim %s: constraint #%zu has no attribute",
+                         alloc_claim_name(S->ar, cl), i);
+            return DRA_EINVAL;
+        }
+        if (!(c->vals = dra_arena_array(S->ar, DRA_ALLOC_MAX_RESULTS + 1, sizeof *c->vals)))
+            return DRA_ENOMEM;
+    }
+    return DRA_OK;
+}
+
+static dra_err prep(s_state *S)
+{
+    size_t nreq = 0, ncon = 0, ri = 0, ki = 0;
+    dra_err err;
+    for (size_t i = 0; i < S->nclaims; i++) {
+        nreq += S->claims[i]->nrequests;
+        ncon += S->claims[i]->nconstraints;
+    }
+    S->reqs = dra_arena_array(S->ar, nreq + 1, sizeof *S->reqs);
+    S->cons = dra_arena_array(S->ar, ncon + 1, sizeof *S->cons);
+    S->claim_req0 = dra_arena_array(S->ar, S->nclaims + 1, sizeof *S->claim_req0);
+    S->claim_con0 = dra_arena_array(S->ar, S->nclaims + 1, sizeof *S->claim_con0);
+    S->claim_nres = dra_arena_array(S->ar, S->nclaims + 1, sizeof *S->claim_nres);
+    if (!S->reqs || !S->cons || !S->claim_req0 || !S->claim_con0 || !S->claim_nres)
+        return DRA_ENOMEM;
+    for (uint32_t i = 0; i < S->nclaims; i++)
+        if ((err = prep_claim(S, i, &ri, &ki)) != DRA_OK)
+            return err;
+    S->claim_req0[S->nclaims] = (uint32_t)ri;
+    S->claim_con0[S->nclaims] = (uint32_t)ki;
+    S->nreqs = ri;
+    S->ncons = ki;
+    return DRA_OK;
+}
+
+/* ---- entry points ------------------------------------------------------------------------- */
+
+void dra_alloc_outcome_init(dra_alloc_outcome *o, const dra_mem *mem)
+{
+    memset(o, 0, sizeof *o);
+    dra_arena_init(&o->arena, mem);
+}
+
+void dra_alloc_outcome_fini(dra_alloc_outcome *o)
+{
+    dra_arena_fini(&o->arena);
+    memset(o, 0, sizeof *o);
+}
+
+static void outcome_reset(dra_alloc_outcome *o)
+{
+    dra_arena_reset(&o->arena);
+    o->node = NULL;
+    o->claims = NULL;
+    o->nclaims = 0;
+    o->explanation = NULL;
+    o->steps = 0;
+}
+
+static dra_err invalid_pools(s_state *S)
+{
+    const a_node *n = S->node;
+    dra_buf b;
+    int any = 0;
+    dra_buf_init(&b, S->a->mem);
+    for (size_t i = 0; i < n->nvpools; i++) {
+        const a_pool *p = &S->a->pools[n->vpools[i]];
+        if (p->state != A_POOL_INVALID)
+            continue;
+        dra_buf_printf(&b, "%s%s/%s: %s", any ? "; " : "", p->driver, p->name, p->why);
+        any = 1;
+    }
+    if (any)
+        dra_diag_add(S->d, "", 0, 0, "invalid resource pools were encountered: %s",
+                     b.p ? b.p : "");
+    dra_buf_fini(&b);
+    return any ? DRA_EINVALID : DRA_OK;
+}
+
+/* One node: prepare, search, build results or explain. */
+static dra_err run_on_node(dra_allocator *a, a_node *n, const dra_alloc_claim *const *claims,
+                           size_t nclaims, int explain, dra_alloc_outcome *out, dra_diag *d)
+{
+    s_state S;
+    dra_err err;
+    int r;
+    memset(&S, 0, sizeof S);
+    S.a = a;
+    S.node = n;
+    S.claims = claims;
+    S.nclaims = nclaims;
+    S.ar = &out->arena;
+    S.d = d;
+    outcome_reset(out);
+    out->node = n->name;
+    if ((err = alloc_node_view(a, n)) != DRA_OK || (err = prep(&S)) != DRA_OK)
+        goto done;
+    r = s_request(&S, 0);
+    out->steps = S.steps;
+    if (r == S_FOUND) {
+        err = alloc_build_results(&S, out);
+    } else if (r == S_ERR) {
+        err = S.err;
+    } else if ((err = invalid_pools(&S)) == DRA_OK) {
+        err = DRA_EUNSAT;
+        if (explain && alloc_explain(&S, out) == DRA_ENOMEM)
+            err = DRA_ENOMEM;
+        else if (explain && out->explanation)
+            dra_diag_add(d, "", 0, 0, "%s", out->explanation);
+    }
+done:
+    while (S.npl)
+        unplace(&S);
+    dra_free(a->mem, S.pl);
+    return err;
+}
+
+dra_err dra_allocator_allocate(dra_allocator *a, const char *node,
+                               const dra_alloc_claim *const *claims, size_t nclaims,
+                               dra_alloc_outcome *out, dra_diag *d)
+{
+    a_node tmp, *n;
+    dra_err err = alloc_seal(a, d);
+    if (err != DRA_OK)
+        return err;
+    n = alloc_node_get(a, node, 0);
+    if (n)
+        return run_on_node(a, n, claims, nclaims, a->opts.explain, out, d);
+    /* A node the inventory never heard of: only shared devices apply. */
+    memset(&tmp, 0, sizeof tmp);
+    tmp.name = node;
+    tmp.idx = -1;
+    err = run_on_node(a, &tmp, claims, nclaims, a->opts.explain, out, d);
+    if (out->node == node && (err == DRA_OK || err == DRA_EUNSAT))
+        out->node = dra_arena_strdup(&out->arena, node);
+    dra_free(a->mem, tmp.view);
+    dra_free(a->mem, tmp.vpools);
+    return err;
+}
+
+/* Devices a node must have free, at least, for the claims to fit. */
+static int32_t lower_bound(const dra_allocator *a, const dra_alloc_claim *const *claims,
+                           size_t nclaims)
+{
+    int64_t k = 0;
+    for (size_t i = 0; i < nclaims; i++)
+        for (size_t j = 0; j < claims[i]->nrequests; j++) {
+            const dra_alloc_request *rq = &claims[i]->requests[j];
+            size_t na = rq->nfirst_available ? rq->nfirst_available : 1;
+            int64_t best = INT64_MAX;
+            for (size_t x = 0; x < na; x++) {
+                const dra_alloc_devreq *r = rq->nfirst_available ? &rq->first_available[x]
+                                                                 : &rq->exactly;
+                int64_t need = r->admin_access ? 0
+                               : r->mode == DRA_ALLOC_ALL ? 1
+                               : r->count > 0 ? r->count : 1;
+                best = need < best ? need : best;
+            }
+            k += best;
+        }
+    /* Shared devices may serve several requests at once. */
+    if (a->any_multi && k > 1)
+        k = 1;
+    k -= a->shared_free;
+    return k > INT32_MAX ? INT32_MAX : (int32_t)k;
+}
+
+static dra_err explain_all_nodes(dra_allocator *a, const dra_alloc_claim *const *claims,
+                                 size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
+{
+    s_state S;
+    dra_err err;
+    memset(&S, 0, sizeof S);
+    S.a = a;
+    S.claims = claims;
+    S.nclaims = nclaims;
+    S.ar = &out->arena;
+    S.d = d;
+    outcome_reset(out);
+    if ((err = prep(&S)) != DRA_OK)
+        return err;
+    if ((err = alloc_explain(&S, out)) != DRA_OK)
+        return err;
+    if (out->explanation)
+        dra_diag_add(d, "", 0, 0, "%s", out->explanation);
+    return DRA_EUNSAT;
+}
+
+dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *claims,
+                               size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
+{
+    dra_err err = alloc_seal(a, d);
+    int32_t k;
+    size_t from = 0;
+    int invalid = 0;
+    if (err != DRA_OK)
+        return err;
+    k = lower_bound(a, claims, nclaims);
+    for (;;) {
+        size_t i = alloc_tree_find(a, from, k);
+        if (i >= a->nnodes)
+            break;
+        err = run_on_node(a, a->sorted[i], claims, nclaims, 0, out, NULL);
+        if (err == DRA_OK)
+            return DRA_OK;
+        if (err == DRA_EINVALID)
+            invalid = 1;
+        else if (err != DRA_EUNSAT)
+            /* A fatal error (unknown class, CEL error) is the same on every
+             * node: report it as Kubernetes does, with the message. */
+            return run_on_node(a, a->sorted[i], claims, nclaims, 0, out, d);
+        from = i + 1;
+    }
+    if (invalid)
+        dra_diag_add(d, "", 0, 0, "invalid resource pools were encountered on some nodes");
+    if (!a->opts.explain) {
+        outcome_reset(out);
+        return DRA_EUNSAT;
+    }
+    err = explain_all_nodes(a, claims, nclaims, out, d);
+    return err;
+}
+
+static dra_err commit(dra_allocator *a, const dra_alloc_outcome *o, int sign)
+{
+    dra_err err;
+    for (size_t i = 0; i < o->nclaims; i++)
+        for (size_t j = 0; j < o->claims[i].nresults; j++) {
+            const dra_alloc_device_result *r = &o->claims[i].results[j];
+            err = sign > 0 ? dra_allocator_mark(a, r) : dra_allocator_unmark(a, r);
+            if (err != DRA_OK)
+                return err;
+        }
+    return DRA_OK;
+}
+
+dra_err dra_allocator_commit(dra_allocator *a, const dra_alloc_outcome *o)
+{
+    return commit(a, o, 1);
+}
+
+dra_err dra_allocator_release(dra_allocator *a, const dra_alloc_outcome *o)
+{
+    return commit(a, o, -1);
+}

@@ -1,0 +1,13 @@
+/* A tiny selector language for allocator tests that must not depend on
+ * the CEL engine: clauses joined by " && ", each one of
+ *   true | false | error | driver=NAME | attr:NAME=VALUE | has:NAME
+ * (attribute names as dra_alloc_attr_lookup takes them; values compared
+ * in their text form: ints in decimal, bools as true/false). */
+#ifndef TEST_SELECTORS_H
+#define TEST_SELECTORS_H
+
+#include "dra/alloc.h"
+
+extern const dra_alloc_selector_ops test_selector_ops;
+
+#endif
