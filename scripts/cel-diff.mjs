@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ensurePackages, importPackage, defaultPrefix, SKIP } from "./cel-diff-npm.mjs";
 import { rng, genDevice, Gen, DOMAINS, strLit, intLit } from "./cel-diff-gen.mjs";
-import { KNOWN_DIFFERENCES } from "./cel-diff-known.mjs";
+import { KNOWN_DIFFERENCES, oracleCorrections } from "./cel-diff-known.mjs";
 import { shrink } from "./cel-diff-shrink.mjs";
 
 function parseArgs(argv) {
@@ -53,7 +53,7 @@ function parseArgs(argv) {
 async function oracle(prefix) {
   const cel = await importPackage(prefix, "@bufbuild/cel");
   const { strings } = await importPackage(prefix, "@bufbuild/cel", "./ext");
-  const env = cel.celEnv({ funcs: [...strings] });
+  const env = cel.celEnv({ funcs: [...strings, ...oracleCorrections(cel)] });
   const scalar = (v) => ("int" in v ? v.int : "bool" in v ? v.bool : "string" in v ? v.string : v.version);
   // Every domain an expression can name is present (maybe empty), which is
   // what the DRA outer-map lookup does; the generator never asks the outer
