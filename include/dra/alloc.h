@@ -20,6 +20,7 @@
 #ifndef DRA_ALLOC_H
 #define DRA_ALLOC_H
 
+#include "dra/api.h"
 #include "dra/base.h"
 #include "dra/cel.h"
 #include "dra/codec.h"
@@ -389,6 +390,31 @@ const dra_cel_attr *dra_alloc_attr_lookup(const char *driver, const dra_alloc_de
 /* Whether |sel| matches a node with |name| and |labels|. */
 int dra_alloc_node_selector_match(const dra_alloc_node_selector *sel, const char *name,
                                   const dra_alloc_label *labels, size_t nlabels);
+
+/* ---- adapter: typed API objects <-> the model (src/alloc/from_api.c) ------
+ * Everything built lives in |ar| and borrows strings, quantities and
+ * opaque parameters from the API objects, which must outlive it. All
+ * return DRA_OK, DRA_ENOMEM, or DRA_EINVAL with a message naming the
+ * object and field in |d| (an unknown node-selector operator, a bad
+ * semver attribute, a missing field). */
+dra_err dra_alloc_slice_from_api(dra_arena *ar, const dra_object *slice,
+                                 dra_alloc_slice **out, dra_diag *d);
+dra_err dra_alloc_class_from_api(dra_arena *ar, const dra_object *cls,
+                                 dra_alloc_class **out, dra_diag *d);
+/* A claim from its metadata and spec (a ResourceClaim's, or one made from
+ * a template). Request defaults (count 1, ExactCount) apply. */
+dra_err dra_alloc_claim_from_api(dra_arena *ar, const dra_object_meta *meta,
+                                 const dra_claim_spec *spec, dra_alloc_claim **out,
+                                 dra_diag *d);
+/* A Node's labels as a model label array. */
+dra_err dra_alloc_labels_from_api(dra_arena *ar, const dra_object *node,
+                                  dra_alloc_label **labels, size_t *n);
+/* Mark (or with |sign| < 0 unmark) every device of an existing
+ * allocation in use. */
+dra_err dra_alloc_mark_api(dra_allocator *a, const dra_allocation_result *res, int sign);
+/* status.allocation for one claim of an outcome, as Kubernetes writes it. */
+dra_err dra_alloc_result_to_api(dra_arena *ar, const dra_alloc_claim_result *cr,
+                                dra_allocation_result **out);
 
 #ifdef __cplusplus
 }
