@@ -336,6 +336,11 @@ dra_err dra_allocator_add_class(dra_allocator *a, const dra_alloc_class *c);
 dra_err dra_allocator_add_node(dra_allocator *a, const char *name,
                                const dra_alloc_label *labels, size_t nlabels);
 
+/* Index the inventory now (otherwise the first allocate, schedule or mark
+ * does it); afterwards slices and nodes can no longer be added. DRA_OK,
+ * DRA_ENOMEM. */
+dra_err dra_allocator_seal(dra_allocator *a, dra_diag *d);
+
 /* Record a device as in use by an existing allocation: exclusive unless
  * |admin_access| (then nothing is recorded) or the device allows multiple
  * allocations (then |consumed| is added to its consumed capacity).

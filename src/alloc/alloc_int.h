@@ -126,7 +126,18 @@ struct dra_allocator {
     size_t nprogs, capprogs;
     size_t evals;
     uint64_t share_seq;
+    /* Scheduling memo: for a claim shape, the first node (rank) that may
+     * fit. Valid while |epoch| is unchanged; anything that can make room
+     * (an unmark, a class change) bumps the epoch. Placing devices only
+     * takes room away, so a node that failed keeps failing until then. */
+    uint64_t epoch;
+    dra_map memo; /* shape key -> a_memo * */
 };
+
+typedef struct a_memo {
+    uint64_t epoch;
+    size_t cursor;
+} a_memo;
 
 /* inventory.c */
 dra_err alloc_seal(dra_allocator *a, dra_diag *d) DRA_HIDDEN;

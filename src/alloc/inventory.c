@@ -144,6 +144,7 @@ dra_err dra_allocator_new(const dra_mem *mem, const dra_alloc_options *opts,
     dra_map_init(&a->node_by_name, mem);
     dra_map_init(&a->dev_by_key, mem);
     dra_map_init(&a->prog_by_expr, mem);
+    dra_map_init(&a->memo, mem);
     if (a->opts.selectors) {
         a->ops = *a->opts.selectors;
     } else if ((err = alloc_cel_backend(a)) != DRA_OK) {
@@ -191,6 +192,7 @@ void dra_allocator_free(dra_allocator *a)
     dra_map_fini(&a->node_by_name);
     dra_map_fini(&a->dev_by_key);
     dra_map_fini(&a->prog_by_expr);
+    dra_map_fini(&a->memo);
     dra_arena_fini(&a->arena);
     dra_free(a->mem, a);
 }
@@ -246,7 +248,13 @@ dra_err dra_allocator_add_slice(dra_allocator *a, const dra_alloc_slice *s, dra_
 
 dra_err dra_allocator_add_class(dra_allocator *a, const dra_alloc_class *c)
 {
+    a->epoch++;
     return dra_map_put(&a->classes, c->name, strlen(c->name), (void *)c);
+}
+
+dra_err dra_allocator_seal(dra_allocator *a, dra_diag *d)
+{
+    return alloc_seal(a, d);
 }
 
 a_node *alloc_node_get(dra_allocator *a, const char *name, int create)
@@ -774,6 +782,8 @@ static dra_err mark(dra_allocator *a, const dra_alloc_device_result *r, int sign
         return DRA_OK;
     if (sign < 0 && (r->share_id && v->multi ? v->shares : v->excl) == 0)
         return DRA_EINVAL;
+    if (sign < 0)
+        a->epoch++;
     apply(a, v, r, sign);
     return DRA_OK;
 }

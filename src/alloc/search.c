@@ -768,23 +768,114 @@ static dra_err explain_all_nodes(dra_allocator *a, const dra_alloc_claim *const 
     return DRA_EUNSAT;
 }
 
+/* ---- scheduling memo ---------------------------------------------------------------------- */
+
+static void key_str(dra_buf *b, const char *s)
+{
+    dra_buf_printf(b, "%zu:%s", s ? strlen(s) : (size_t)0, s ? s : "");
+}
+
+static void key_devreq(dra_buf *b, const dra_alloc_devreq *r)
+{
+    key_str(b, r->name);
+    key_str(b, r->class_name);
+    dra_buf_printf(b, "%d,%" PRId64 ",%d,%zu", (int)r->mode, r->count, r->admin_access,
+                   r->nselectors);
+    for (size_t i = 0; i < r->nselectors; i++)
+        key_str(b, r->selectors[i]);
+    dra_buf_printf(b, "t%zu", r->ntolerations);
+    for (size_t i = 0; i < r->ntolerations; i++) {
+        key_str(b, r->tolerations[i].key);
+        key_str(b, r->tolerations[i].value);
+        dra_buf_printf(b, "%d,%d", (int)r->tolerations[i].op, (int)r->tolerations[i].effect);
+    }
+    dra_buf_printf(b, "c%zu", r->ncap_requests);
+    for (size_t i = 0; i < r->ncap_requests; i++) {
+        a_qn q = alloc_qn(&r->cap_requests[i].value);
+        key_str(b, r->cap_requests[i].name);
+        dra_buf_printf(b, "%llx.%llx", (unsigned long long)(q >> 64), (unsigned long long)q);
+    }
+}
+
+/* Everything about the claims that decides where they fit (names and
+ * config do not). */
+static void shape_key(dra_buf *b, const dra_alloc_claim *const *claims, size_t nclaims)
+{
+    for (size_t i = 0; i < nclaims; i++) {
+        const dra_alloc_claim *c = claims[i];
+        dra_buf_printf(b, "C%zu", c->nrequests);
+        for (size_t j = 0; j < c->nrequests; j++) {
+            const dra_alloc_request *rq = &c->requests[j];
+            key_str(b, rq->name);
+            dra_buf_printf(b, "a%zu", rq->nfirst_available);
+            if (!rq->nfirst_available)
+                key_devreq(b, &rq->exactly);
+            for (size_t k = 0; k < rq->nfirst_available; k++)
+                key_devreq(b, &rq->first_available[k]);
+        }
+        dra_buf_printf(b, "K%zu", c->nconstraints);
+        for (size_t j = 0; j < c->nconstraints; j++) {
+            key_str(b, c->constraints[j].match_attribute);
+            key_str(b, c->constraints[j].distinct_attribute);
+            dra_buf_printf(b, "%zu", c->constraints[j].nrequests);
+            for (size_t k = 0; k < c->constraints[j].nrequests; k++)
+                key_str(b, c->constraints[j].requests[k]);
+        }
+    }
+}
+
+static a_memo *memo_get(dra_allocator *a, const dra_alloc_claim *const *claims, size_t nclaims)
+{
+    dra_buf b;
+    a_memo *m = NULL;
+    dra_buf_init(&b, a->mem);
+    shape_key(&b, claims, nclaims);
+    if (!b.oom && b.p) {
+        m = dra_map_get(&a->memo, b.p, b.len);
+        if (!m) {
+            char *k = dra_arena_strndup(&a->arena, b.p, b.len);
+            m = dra_arena_zalloc(&a->arena, sizeof *m);
+            if (!k || !m || dra_map_put(&a->memo, k, b.len, m))
+                m = NULL;
+            else
+                m->epoch = a->epoch + 1; /* stale: starts from the first node */
+        }
+    }
+    dra_buf_fini(&b);
+    if (m && m->epoch != a->epoch) {
+        m->epoch = a->epoch;
+        m->cursor = 0;
+    }
+    return m;
+}
+
 dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *claims,
                                size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
 {
     dra_err err = alloc_seal(a, d);
     int32_t k;
-    size_t from = 0;
+    size_t from;
     int invalid = 0;
+    a_memo *memo, none = {0, 0};
     if (err != DRA_OK)
         return err;
     k = lower_bound(a, claims, nclaims);
+    /* Nodes before the memo's cursor are known not to fit this shape. */
+    memo = memo_get(a, claims, nclaims);
+    if (!memo)
+        memo = &none;
+    from = memo->cursor;
     for (;;) {
         size_t i = alloc_tree_find(a, from, k);
-        if (i >= a->nnodes)
+        if (i >= a->nnodes) {
+            memo->cursor = a->nnodes;
             break;
+        }
         err = run_on_node(a, a->sorted[i], claims, nclaims, 0, out, NULL);
-        if (err == DRA_OK)
+        if (err == DRA_OK) {
+            memo->cursor = i;
             return DRA_OK;
+        }
         if (err == DRA_EINVALID)
             invalid = 1;
         else if (err != DRA_EUNSAT)
@@ -792,6 +883,7 @@ dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *c
              * node: report it as Kubernetes does, with the message. */
             return run_on_node(a, a->sorted[i], claims, nclaims, 0, out, d);
         from = i + 1;
+        memo->cursor = from;
     }
     if (invalid)
         dra_diag_add(d, "", 0, 0, "invalid resource pools were encountered on some nodes");
@@ -799,8 +891,7 @@ dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *c
         outcome_reset(out);
         return DRA_EUNSAT;
     }
-    err = explain_all_nodes(a, claims, nclaims, out, d);
-    return err;
+    return explain_all_nodes(a, claims, nclaims, out, d);
 }
 
 static dra_err commit(dra_allocator *a, const dra_alloc_outcome *o, int sign)
