@@ -1,0 +1,745 @@
+/*
+ * validate_util.c: the vocabulary of validation. Field errors worded as
+ * kube-apiserver's field.Error prints them ("path: Invalid value: "x":
+ * detail"), Go-style quoting of bad values, and the string format checks
+ * (DNS labels and subdomains, qualified names, label values, C
+ * identifiers, semver) that every object validator builds on.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "validate_int.h"
+
+void vctx_init(vctx *v, dra_diag *d, const char *root)
+{
+    memset(v, 0, sizeof *v);
+    v->d = d;
+    dra_path_init(&v->p, root);
+}
+
+void v_field(vctx *v, const char *name) { dra_path_field(&v->p, name); }
+void v_index(vctx *v, size_t i) { dra_path_index(&v->p, i); }
+void v_pop(vctx *v) { dra_path_pop(&v->p); }
+
+void v_key(vctx *v, const char *key, size_t trunc)
+{
+    char tmp[256];
+    size_t len = strlen(key), keep, head, tail;
+    if (trunc < 16)
+        trunc = 16;
+    if (len <= trunc || trunc + 1 > sizeof tmp) {
+        dra_path_key(&v->p, key);
+        return;
+    }
+    /* Same split as kube-apiserver: the ellipsis replaces the middle. */
+    keep = trunc - 3;
+    head = (keep + 1) / 2;
+    tail = keep / 2;
+    memcpy(tmp, key, head);
+    memcpy(tmp + head, "...", 3);
+    memcpy(tmp + head + 3, key + len - tail, tail);
+    tmp[head + 3 + tail] = '\0';
+    dra_path_key(&v->p, tmp);
+}
+
+/* ---- Go-compatible quoting --------------------------------------------- */
+
+/* Decodes one UTF-8 sequence; returns its length, or 0 when invalid. */
+static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    size_t n, i;
+    uint32_t c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+        n = 2;
+        c &= 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        c &= 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        c &= 0x07;
+    } else {
+        return 0;
+    }
+    if (len < n)
+        return 0;
+    for (i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        c = (c << 6) | (s[i] & 0x3F);
+    }
+    if ((n == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
+        (n == 4 && (c < 0x10000 || c > 0x10FFFF)))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+void v_quote(dra_buf *b, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0, n;
+    uint32_t c;
+    dra_buf_putc(b, '"');
+    while (i < len) {
+        n = utf8_decode(s + i, len - i, &c);
+        if (n == 0) {
+            dra_buf_printf(b, "\\x%02x", s[i]);
+            i++;
+            continue;
+        }
+        switch (c) {
+        case '\a': dra_buf_puts(b, "\\a"); break;
+        case '\b': dra_buf_puts(b, "\\b"); break;
+        case '\f': dra_buf_puts(b, "\\f"); break;
+        case '\n': dra_buf_puts(b, "\\n"); break;
+        case '\r': dra_buf_puts(b, "\\r"); break;
+        case '\t': dra_buf_puts(b, "\\t"); break;
+        case '\v': dra_buf_puts(b, "\\v"); break;
+        case '"': dra_buf_puts(b, "\\\""); break;
+        case '\\': dra_buf_puts(b, "\\\\"); break;
+        default:
+            /* Go keeps printable runes; control characters, including the
+             * C1 range and DEL, are escaped. */
+            if (c < 0x20 || c == 0x7F)
+                dra_buf_printf(b, "\\x%02x", (unsigned)c);
+            else if (c >= 0x80 && c < 0xA0)
+                dra_buf_printf(b, "\\u%04x", (unsigned)c);
+            else
+                dra_buf_append(b, s + i, n);
+        }
+        i += n;
+    }
+    dra_buf_putc(b, '"');
+}
+
+/* ---- error recording ---------------------------------------------------- */
+
+static void v_emit(vctx *v, dra_buf *b)
+{
+    v->nerr++;
+    if (b->oom) {
+        v->oom = 1;
+        return;
+    }
+    if (v->d && dra_diag_add(v->d, dra_path_str(&v->p), 0, 0, "%s",
+                             b->p ? b->p : "") != DRA_OK)
+        v->oom = 1;
+}
+
+static const dra_mem *v_mem(const vctx *v) { return v->d ? v->d->mem : NULL; }
+
+void v_error(vctx *v, const char *fmt, ...)
+{
+    dra_buf b;
+    va_list ap;
+    dra_buf_init(&b, v_mem(v));
+    va_start(ap, fmt);
+    dra_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    v_emit(v, &b);
+    dra_buf_fini(&b);
+}
+
+static void v_body(vctx *v, const char *type, const char *detail)
+{
+    if (detail && *detail)
+        v_error(v, "%s: %s", type, detail);
+    else
+        v_error(v, "%s", type);
+}
+
+void v_required(vctx *v, const char *detail) { v_body(v, "Required value", detail); }
+void v_forbidden(vctx *v, const char *detail) { v_body(v, "Forbidden", detail); }
+
+static void v_with_value(vctx *v, const char *type, const char *val,
+                         size_t len, int quote, const char *detail)
+{
+    dra_buf b;
+    dra_buf_init(&b, v_mem(v));
+    dra_buf_printf(&b, "%s: ", type);
+    if (quote)
+        v_quote(&b, val, len);
+    else
+        dra_buf_append(&b, val, len);
+    if (detail && *detail)
+        dra_buf_printf(&b, ": %s", detail);
+    v_emit(v, &b);
+    dra_buf_fini(&b);
+}
+
+void v_invalid_strn(vctx *v, const char *val, size_t len, const char *detail)
+{
+    v_with_value(v, "Invalid value", val, len, 1, detail);
+}
+
+void v_invalid_str(vctx *v, const char *val, const char *detail)
+{
+    val = val ? val : "";
+    v_invalid_strn(v, val, strlen(val), detail);
+}
+
+void v_invalid_int(vctx *v, int64_t val, const char *detail)
+{
+    char tmp[32];
+    snprintf(tmp, sizeof tmp, "%lld", (long long)val);
+    v_with_value(v, "Invalid value", tmp, strlen(tmp), 0, detail);
+}
+
+void v_invalid_raw(vctx *v, const char *raw, const char *detail)
+{
+    v_with_value(v, "Invalid value", raw, strlen(raw), 0, detail);
+}
+
+void v_too_long(vctx *v, long max_bytes)
+{
+    v_error(v, "Too long: may not be more than %ld %s", max_bytes,
+            max_bytes == 1 ? "byte" : "bytes");
+}
+
+void v_too_many(vctx *v, size_t actual, size_t max)
+{
+    v_error(v, "Too many: %zu: must have at most %zu %s", actual, max,
+            max == 1 ? "item" : "items");
+}
+
+void v_duplicate_str(vctx *v, const char *val)
+{
+    val = val ? val : "";
+    v_with_value(v, "Duplicate value", val, strlen(val), 1, NULL);
+}
+
+void v_not_found_str(vctx *v, const char *val, const char *detail)
+{
+    val = val ? val : "";
+    v_with_value(v, "Not found", val, strlen(val), 1, detail);
+}
+
+void v_not_supported(vctx *v, const char *val, const char *const *supported,
+                     size_t n)
+{
+    dra_buf b;
+    dra_buf_init(&b, v_mem(v));
+    dra_buf_puts(&b, "Unsupported value: ");
+    val = val ? val : "";
+    v_quote(&b, val, strlen(val));
+    if (n) {
+        dra_buf_puts(&b, ": supported values: ");
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                dra_buf_puts(&b, ", ");
+            v_quote(&b, supported[i], strlen(supported[i]));
+        }
+    }
+    v_emit(v, &b);
+    dra_buf_fini(&b);
+}
+
+void v_invalid_msgs(vctx *v, const char *val, const vmsgs *m,
+                    const char *prefix)
+{
+    char tmp[1024];
+    for (size_t i = 0; i < m->n; i++) {
+        if (prefix) {
+            snprintf(tmp, sizeof tmp, "%s%s", prefix, m->m[i]);
+            v_invalid_str(v, val, tmp);
+        } else {
+            v_invalid_str(v, val, m->m[i]);
+        }
+    }
+}
+
+/* ---- format checks ------------------------------------------------------ */
+
+#define DNS_LABEL_FMT "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+#define DNS_SUBDOMAIN_FMT DNS_LABEL_FMT "(\\." DNS_LABEL_FMT ")*"
+#define QNAME_FMT "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+#define QNAME_MSG "must consist of alphanumeric characters, '-', '_' or '.', " \
+    "and must start and end with an alphanumeric character"
+#define QNAME_REGEX_MSG QNAME_MSG " (e.g. 'MyName',  or 'my.name',  or " \
+    "'123-abc', regex used for validation is '" QNAME_FMT "')"
+
+static const char msg_label_len[] = "must be no more than 63 characters";
+static const char msg_subdomain_len[] = "must be no more than 253 characters";
+static const char msg_no_dots[] = "must not contain dots";
+static const char msg_label_re[] =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric "
+    "characters or '-', and must start and end with an alphanumeric character "
+    "(e.g. 'my-name',  or '123-abc', regex used for validation is '"
+    DNS_LABEL_FMT "')";
+static const char msg_subdomain_re[] =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+    "characters, '-' or '.', and must start and end with an alphanumeric "
+    "character (e.g. 'example.com', regex used for validation is '"
+    DNS_SUBDOMAIN_FMT "')";
+static const char msg_qname_multi[] =
+    "a qualified name " QNAME_REGEX_MSG
+    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+static const char msg_prefix_empty[] = "prefix part must be non-empty";
+static const char msg_prefix_len[] = "prefix part must be no more than 253 characters";
+static const char msg_prefix_re[] =
+    "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
+    "alphanumeric characters, '-' or '.', and must start and end with an "
+    "alphanumeric character (e.g. 'example.com', regex used for validation is '"
+    DNS_SUBDOMAIN_FMT "')";
+static const char msg_name_empty[] = "name part must be non-empty";
+static const char msg_name_len[] = "name part must be no more than 63 characters";
+static const char msg_name_re[] = "name part " QNAME_REGEX_MSG;
+static const char msg_label_value_re[] =
+    "a valid label must be an empty string or consist of alphanumeric "
+    "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+    "validation is '(" QNAME_FMT ")?')";
+static const char msg_c_ident_re[] =
+    "a valid C identifier must start with alphabetic character or '_', "
+    "followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  "
+    "or 'MY_NAME',  or 'MyName', regex used for validation is "
+    "'[A-Za-z_][A-Za-z0-9_]*')";
+
+static void add(vmsgs *out, const char *m)
+{
+    if (out->n < sizeof out->m / sizeof out->m[0])
+        out->m[out->n++] = m;
+}
+
+static int is_lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+static int is_alnum(char c)
+{
+    return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
+}
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..len) */
+static int match_label(const char *s, size_t len)
+{
+    if (len == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[len - 1]))
+        return 0;
+    for (size_t i = 1; i + 1 < len; i++)
+        if (!is_lower_alnum(s[i]) && s[i] != '-')
+            return 0;
+    return 1;
+}
+
+static int match_subdomain(const char *s, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == '.') {
+            if (!match_label(s + start, i - start))
+                return 0;
+            start = i + 1;
+        }
+    }
+    return 1;
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static int match_qname(const char *s, size_t len)
+{
+    if (len == 0 || !is_alnum(s[0]) || !is_alnum(s[len - 1]))
+        return 0;
+    for (size_t i = 1; i + 1 < len; i++)
+        if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return 0;
+    return 1;
+}
+
+static void label_msgs(const char *s, size_t len, vmsgs *out)
+{
+    if (len > 63)
+        add(out, msg_label_len);
+    if (!match_label(s, len))
+        add(out, match_subdomain(s, len) ? msg_no_dots : msg_label_re);
+}
+
+static void subdomain_msgs(const char *s, size_t len, vmsgs *out)
+{
+    if (len > 253)
+        add(out, msg_subdomain_len);
+    if (!match_subdomain(s, len))
+        add(out, msg_subdomain_re);
+}
+
+void chk_dns_label(const char *s, vmsgs *out) { label_msgs(s, strlen(s), out); }
+void chk_dns_subdomain(const char *s, vmsgs *out) { subdomain_msgs(s, strlen(s), out); }
+
+/* generateName prefixes may end in '-': Kubernetes masks it with 'a'. */
+static size_t masked(const char *s, char *tmp, size_t cap)
+{
+    size_t len = strlen(s);
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    if (len && tmp[len - 1] == '-')
+        tmp[len - 1] = 'a';
+    return strlen(s) >= cap ? strlen(s) : len;
+}
+
+void chk_dns_subdomain_prefix(const char *s, vmsgs *out)
+{
+    char tmp[512];
+    size_t len = masked(s, tmp, sizeof tmp);
+    if (len >= sizeof tmp) {
+        subdomain_msgs(s, len, out); /* far too long anyway */
+        return;
+    }
+    subdomain_msgs(tmp, len, out);
+}
+
+void chk_dns_label_prefix(const char *s, vmsgs *out)
+{
+    char tmp[512];
+    size_t len = masked(s, tmp, sizeof tmp);
+    if (len >= sizeof tmp) {
+        label_msgs(s, len, out);
+        return;
+    }
+    label_msgs(tmp, len, out);
+}
+
+void chk_qualified_name(const char *s, vmsgs *out)
+{
+    const char *slash = strchr(s, '/');
+    const char *name = s;
+    if (slash && strchr(slash + 1, '/')) {
+        add(out, msg_qname_multi);
+        return;
+    }
+    if (slash) {
+        size_t plen = (size_t)(slash - s);
+        if (plen == 0) {
+            add(out, msg_prefix_empty);
+        } else {
+            if (plen > 253)
+                add(out, msg_prefix_len);
+            if (!match_subdomain(s, plen))
+                add(out, msg_prefix_re);
+        }
+        name = slash + 1;
+    }
+    size_t nlen = strlen(name);
+    if (nlen == 0)
+        add(out, msg_name_empty);
+    else if (nlen > 63)
+        add(out, msg_name_len);
+    if (!match_qname(name, nlen))
+        add(out, msg_name_re);
+}
+
+void chk_label_value(const char *s, vmsgs *out)
+{
+    size_t len = strlen(s);
+    if (len > 63)
+        add(out, msg_label_len);
+    if (len && !match_qname(s, len))
+        add(out, msg_label_value_re);
+}
+
+void chk_c_identifier(const char *s, vmsgs *out)
+{
+    size_t len = strlen(s);
+    int ok = len > 0 && !(s[0] >= '0' && s[0] <= '9');
+    for (size_t i = 0; ok && i < len; i++)
+        ok = is_alnum(s[i]) || s[i] == '_';
+    if (!ok)
+        add(out, msg_c_ident_re);
+}
+
+int chk_is_extended_resource_name(const char *s)
+{
+    char tmp[600];
+    vmsgs m = {0};
+    /* Native resources (no domain, or in kubernetes.io) and quota names
+     * are not extended resources. */
+    if (!strchr(s, '/') || strstr(s, "kubernetes.io/") ||
+        strncmp(s, "requests.", 9) == 0)
+        return 0;
+    if (strlen(s) + 10 > sizeof tmp)
+        return 0;
+    snprintf(tmp, sizeof tmp, "requests.%s", s);
+    chk_qualified_name(tmp, &m);
+    return m.n == 0;
+}
+
+/* ---- common field validators --------------------------------------------- */
+
+void v_dns_label(vctx *v, const char *s)
+{
+    vmsgs m = {0};
+    chk_dns_label(s, &m);
+    v_invalid_msgs(v, s, &m, NULL);
+}
+
+void v_dns_subdomain(vctx *v, const char *s)
+{
+    vmsgs m = {0};
+    chk_dns_subdomain(s, &m);
+    v_invalid_msgs(v, s, &m, NULL);
+}
+
+void v_label_name(vctx *v, const char *s)
+{
+    vmsgs m = {0};
+    chk_qualified_name(s, &m);
+    v_invalid_msgs(v, s, &m, NULL);
+}
+
+void v_label_value(vctx *v, const char *s)
+{
+    vmsgs m = {0};
+    chk_label_value(s, &m);
+    v_invalid_msgs(v, s, &m, NULL);
+}
+
+void v_driver_name(vctx *v, const char *s)
+{
+    char low[300];
+    size_t len = strlen(s);
+    vmsgs m = {0};
+    if (len == 0)
+        v_required(v, NULL);
+    if (len > 63)
+        v_too_long(v, 63);
+    if (len < sizeof low) {
+        for (size_t i = 0; i <= len; i++)
+            low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : s[i];
+        subdomain_msgs(low, len, &m);
+    } else {
+        subdomain_msgs(s, len, &m); /* too long for a subdomain anyway */
+    }
+    v_invalid_msgs(v, s, &m, NULL);
+}
+
+void v_pool_name(vctx *v, const char *s)
+{
+    size_t len = strlen(s), start = 0;
+    if (len == 0) {
+        v_required(v, NULL);
+        return;
+    }
+    if (len > 253)
+        v_too_long(v, 253);
+    /* Each '/'-separated part is reported with the part as the value. */
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == '/') {
+            vmsgs m = {0};
+            char part[300];
+            size_t plen = i - start;
+            if (plen < sizeof part) {
+                memcpy(part, s + start, plen);
+                part[plen] = '\0';
+                subdomain_msgs(part, plen, &m);
+                v_invalid_msgs(v, part, &m, NULL);
+            } else {
+                subdomain_msgs(s + start, plen, &m);
+                for (size_t k = 0; k < m.n; k++)
+                    v_invalid_strn(v, s + start, plen, m.m[k]);
+            }
+            start = i + 1;
+        }
+    }
+}
+
+static void c_identifier_field(vctx *v, const char *s)
+{
+    vmsgs m = {0};
+    if (strlen(s) > 32)
+        v_too_long(v, 32);
+    chk_c_identifier(s, &m);
+    v_invalid_msgs(v, s, &m, NULL);
+}
+
+void v_qualified_attr_name(vctx *v, const char *s)
+{
+    const char *slash = strchr(s, '/');
+    char dom[300];
+    if (!slash) {
+        c_identifier_field(v, s);
+        return;
+    }
+    if (strchr(slash + 1, '/')) {
+        v_invalid_str(v, s, "must not contain more than one slash");
+        return;
+    }
+    size_t dlen = (size_t)(slash - s);
+    if (dlen == 0) {
+        v_invalid_str(v, "", "the domain must not be empty");
+    } else if (dlen < sizeof dom) {
+        memcpy(dom, s, dlen);
+        dom[dlen] = '\0';
+        v_driver_name(v, dom);
+    } else {
+        v_too_long(v, 63);
+    }
+    if (slash[1] == '\0')
+        v_invalid_str(v, "", "the name must not be empty");
+    else
+        c_identifier_field(v, slash + 1);
+}
+
+void v_fully_qualified_attr_name(vctx *v, const char *s)
+{
+    v_qualified_attr_name(v, s);
+    if (!strchr(s, '/'))
+        v_invalid_str(v, s, "a fully qualified name must be a domain and a "
+                            "name separated by a slash");
+}
+
+static int is_hex(char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+           (c >= 'A' && c <= 'F');
+}
+
+/* The forms google/uuid accepts: plain (36), urn:uuid: (45), braced (38)
+ * and bare hex (32). Returns 0 and a reason when |s| is none of them. */
+static const char *uuid_problem(const char *s, size_t len, char *buf, size_t cap)
+{
+    const char *p = s;
+    if (len != 36 && len != 38 && len != 45 && len != 32) {
+        snprintf(buf, cap, "invalid UUID length: %zu", len);
+        return buf;
+    }
+    if (len == 45) {
+        if (strncasecmp(s, "urn:uuid:", 9) != 0) {
+            snprintf(buf, cap, "invalid urn prefix: \"%.9s\"", s);
+            return buf;
+        }
+        p = s + 9;
+    } else if (len == 38) {
+        if (s[0] != '{' || s[37] != '}')
+            return "invalid UUID format";
+        p = s + 1;
+    }
+    if (len == 32) {
+        for (size_t i = 0; i < 32; i++)
+            if (!is_hex(s[i]))
+                return "invalid UUID format";
+        return NULL;
+    }
+    for (size_t i = 0; i < 36; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? p[i] != '-' : !is_hex(p[i]))
+            return "invalid UUID format";
+    }
+    return NULL;
+}
+
+void v_uid(vctx *v, const char *s)
+{
+    char buf[64], msg[128];
+    size_t len = strlen(s);
+    const char *why = uuid_problem(s, len, buf, sizeof buf);
+    int lower = 1;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] >= 'A' && s[i] <= 'Z')
+            lower = 0;
+    if (why) {
+        snprintf(msg, sizeof msg, "error validating uid: %s", why);
+        v_invalid_str(v, s, msg);
+    } else if (len != 36 || !lower) {
+        v_invalid_str(v, s, "uid must be in RFC 4122 normalized form, "
+                            "`xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with "
+                            "lowercase hexadecimal characters");
+    }
+}
+
+/* ---- semver 2.0.0 --------------------------------------------------------- */
+
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* (0|[1-9]\d*) */
+static const char *sv_numeric(const char *p)
+{
+    if (*p == '0')
+        return p + 1;
+    if (!is_digit(*p))
+        return NULL;
+    while (is_digit(*p))
+        p++;
+    return p;
+}
+
+/* One identifier of [0-9A-Za-z-]+; |pre| adds the no-leading-zero rule
+ * for purely numeric prerelease identifiers. */
+static const char *sv_ident(const char *p, int pre)
+{
+    const char *start = p;
+    int alpha = 0;
+    while (is_alnum(*p) || *p == '-') {
+        if (!is_digit(*p))
+            alpha = 1;
+        p++;
+    }
+    if (p == start)
+        return NULL;
+    if (pre && !alpha && p - start > 1 && *start == '0')
+        return NULL;
+    return p;
+}
+
+int chk_semver(const char *s)
+{
+    const char *p = s;
+    for (int i = 0; i < 3; i++) {
+        if (!(p = sv_numeric(p)))
+            return 0;
+        if (i < 2 && *p++ != '.')
+            return 0;
+    }
+    if (*p == '-') {
+        do {
+            if (!(p = sv_ident(p + 1, 1)))
+                return 0;
+        } while (*p == '.');
+    }
+    if (*p == '+') {
+        do {
+            if (!(p = sv_ident(p + 1, 0)))
+                return 0;
+        } while (*p == '.');
+    }
+    return *p == '\0';
+}
+
+/* ---- string sets ------------------------------------------------------------ */
+
+void vset_init(vset *s, vctx *v)
+{
+    const dra_mem *mem = v->d ? v->d->mem : NULL;
+    dra_map_init(&s->m, mem);
+    dra_arena_init(&s->a, mem);
+}
+
+void vset_fini(vset *s)
+{
+    dra_map_fini(&s->m);
+    dra_arena_fini(&s->a);
+}
+
+int vset_has(const vset *s, const char *key)
+{
+    return dra_map_find(&s->m, key, strlen(key)) != NULL;
+}
+
+int vset_seen(vctx *v, vset *s, const char *key)
+{
+    char *copy;
+    size_t len = strlen(key);
+    if (dra_map_find(&s->m, key, len))
+        return 1;
+    copy = dra_arena_strndup(&s->a, key, len);
+    if (!copy || dra_map_put(&s->m, copy, len, copy) != DRA_OK)
+        v->oom = 1;
+    return 0;
+}
