@@ -14,8 +14,8 @@ CEL_FUNC int lib_k8s_enabled(const cel_env_info *info);
  * (what Kubernetes 1.29+ enables) for DRA and the latest for STD. */
 #define LIB_STRINGS_LATEST 3
 CEL_FUNC int lib_strings_version(const cel_env_info *info);
-/* ext.Lists version: 3 for DRA (Kubernetes 1.34+), latest for STD. */
-#define LIB_LISTS_LATEST 4
+/* ext.Lists version: 3 for DRA (Kubernetes 1.34+) and for STD. */
+#define LIB_LISTS_LATEST 3
 CEL_FUNC int lib_lists_version(const cel_env_info *info);
 
 /* Decodes one code point of valid UTF-8 at s[*i] and advances *i. */

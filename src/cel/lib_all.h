@@ -1,0 +1,16 @@
+/* lib_all.h: every library table from src/cel/lib_*.c, one CEL_LIB line
+ * each, in registration order. Included by the engine's registry (env.c). */
+CEL_LIB(cel_lib_time)
+CEL_LIB(cel_lib_strings)
+CEL_LIB(cel_lib_strings_v1)
+CEL_LIB(cel_lib_strings_v2)
+CEL_LIB(cel_lib_strings_v3)
+CEL_LIB(cel_lib_ext_lists)
+CEL_LIB(cel_lib_ext_lists_v1)
+CEL_LIB(cel_lib_ext_lists_v2)
+CEL_LIB(cel_lib_ext_sets)
+CEL_LIB(cel_lib_quantity)
+CEL_LIB(cel_lib_semver)
+CEL_LIB(cel_lib_semver_v1)
+CEL_LIB(cel_lib_k8s_lists)
+CEL_LIB(cel_lib_k8s_regex)
