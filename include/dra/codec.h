@@ -53,9 +53,15 @@ struct dra_doc {
 #define DRA_DOC_MAX_DEPTH 256
 #define DRA_DOC_MAX_BYTES (64u << 20) /* 64 MiB per input */
 
-/* Decode one JSON document. On error returns DRA_EPARSE (or DRA_ENOMEM,
- * DRA_ELIMIT for depth/size) and adds "line:col: message" to |d|. The
- * tree is allocated in |a|. */
+/* Decode one JSON document (RFC 8259, UTF-8). On error returns
+ * DRA_EPARSE (or DRA_ENOMEM, DRA_ELIMIT for depth/size, DRA_ERANGE for a
+ * number beyond double range) and adds "line:col: message" to |d|, with
+ * encoding/json's wording ("invalid character 'x' after object key").
+ * Columns count characters. Integers that fit int64 are DRA_DOC_INT;
+ * other numbers are DRA_DOC_FLOAT with |num| holding their source text.
+ * A repeated object key is an error (duplicate field "x"), as in
+ * Kubernetes' strict decoding. The tree is allocated in |a|; *out is
+ * NULL on error. */
 dra_err dra_doc_parse_json(dra_arena *a, const char *text, size_t len,
                            dra_doc **out, dra_diag *d);
 
@@ -63,15 +69,37 @@ dra_err dra_doc_parse_json(dra_arena *a, const char *text, size_t len,
  * document separated by `---` becomes one element of *docs (an array in
  * |a|); a YAML document that is a List object ({kind: List, items: [...]})
  * is returned as is, see dra_doc_flatten_lists. Anchors/aliases are
- * resolved with a bound on expansion (billion-laughs safe). Plain
- * scalars are typed like sigs.k8s.io/yaml (null, true/false, ints,
- * floats); quoted scalars are strings. */
+ * resolved with a bound on expansion (billion-laughs safe); an alias
+ * shares the anchored subtree (do not mutate decoded trees in place if
+ * they may contain aliases). Merge keys (<<) are applied. Plain scalars
+ * are typed like sigs.k8s.io/yaml (go-yaml v2): null ~ "" Null NULL;
+ * booleans true/false/yes/no/on/off/y/n in their three capitalisations;
+ * ints incl. 0x, 0o, 0b, leading-0 octal and '_' separators; floats incl.
+ * .5 and 1e3 (.inf/.nan are rejected: JSON cannot carry them); anything
+ * else is a string, as are all quoted scalars. Keys that are not strings
+ * become strings like sigs.k8s.io/yaml does (ints in decimal, bools as
+ * true/false, floats by FormatFloat 'g' 32-bit); null, map and list keys
+ * are errors. A repeated key is an error ("mapping key "x" already
+ * defined at line N"). Errors: DRA_EPARSE ("line:col: message" in |d|),
+ * DRA_ELIMIT (size, depth, alias expansion), DRA_ENOMEM. On error *docs
+ * is NULL and *n is 0. An empty stream gives *n == 0 and DRA_OK. */
 dra_err dra_doc_parse_yaml(dra_arena *a, const char *text, size_t len,
                            dra_doc ***docs, size_t *n, dra_diag *d);
 
+/* Replaces every document of the form {kind: List, items: [...]} in
+ * *docs by its items, in place of the list (like kubectl does for
+ * `kubectl apply -f list.yaml`). A new array is allocated in |a| when
+ * anything changes. DRA_OK or DRA_ENOMEM. */
+dra_err dra_doc_flatten_lists(dra_arena *a, dra_doc ***docs, size_t *n);
+
 /* Encode. JSON compact when |indent| is 0, else pretty with that many
- * spaces. YAML in kubectl's style (2-space indent, block style, strings
- * quoted only when needed). Both append to |out|; DRA_ENOMEM on failure. */
+ * spaces, escaped like Go's encoding/json (<, >, & as \u003c...).
+ * YAML in kubectl's style (2-space indent, block style, lists under a key
+ * at the key's column, strings quoted only when needed, multi-line
+ * strings as literal blocks). Map members print in their stored order.
+ * Both append to |out|; on error |out| is left as it was. Errors:
+ * DRA_ENOMEM; DRA_EINVAL for a NaN/Inf float in JSON or a NULL/unknown
+ * node; DRA_ELIMIT when nesting exceeds DRA_DOC_MAX_DEPTH. */
 dra_err dra_doc_to_json(const dra_doc *doc, int indent, dra_buf *out);
 dra_err dra_doc_to_yaml(const dra_doc *doc, dra_buf *out);
 
@@ -94,8 +122,19 @@ dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *va
 int dra_doc_equal(const dra_doc *x, const dra_doc *y);
 
 /* ---- resource.Quantity -------------------------------------------------
- * Exact: value = mant * 10^scale, with scale >= -9 (Kubernetes rounds up
- * to nano precision when parsing). Binary suffixes are exact integers.
+ * Exact, with k8s.io/apimachinery's semantics: value = mant * 10^scale.
+ * Parsing rounds up (away from zero) to nano precision (scale >= -9),
+ * like ParseQuantity. |flags| records what upstream's representation
+ * would be, because a few operations depend on it:
+ *   DRA_QTY_F_DEC  upstream holds the value as an inf.Dec rather than an
+ *                  int64Amount (binary fractions, >18 digits, Pi/Ei,
+ *                  overflowing sums): AsInt64 then fails.
+ *   DRA_QTY_F_TEXT the parsed text is kept verbatim by upstream and is
+ *                  what it serializes ("+1", "01", "1E3", "10Ki"); a
+ *                  caller that kept the text should print it instead of
+ *                  dra_quantity_str. Arithmetic clears it.
+ * For the int64Amount form |mant| fits int64 and scale is upstream's
+ * (1000m is 1000 at scale -3); for the inf.Dec form |mant| < 10^38.
  * Plain values, no allocation. */
 typedef enum dra_quantity_format {
     DRA_QTY_DECIMAL_SI,       /* 100m, 5, 10k, 2G */
@@ -103,32 +142,59 @@ typedef enum dra_quantity_format {
     DRA_QTY_DECIMAL_EXPONENT  /* 1e3, 5E-3 */
 } dra_quantity_format;
 
+#define DRA_QTY_F_DEC 1u
+#define DRA_QTY_F_TEXT 2u
+
 typedef struct dra_quantity {
     __int128 mant;
     int32_t scale;
     dra_quantity_format format;
+    uint32_t flags; /* DRA_QTY_F_* */
 } dra_quantity;
 
+/* The longest string dra_quantity_str can produce, NUL included. */
+#define DRA_QTY_STR_MAX 64
+
 /* Parse Kubernetes' quantity syntax: optional sign, digits with an
- * optional fraction, then an SI suffix (n u m "" k M G T P E), a binary
- * suffix (Ki Mi Gi Ti Pi Ei) or an exponent (e3, E-2). DRA_EPARSE on bad
- * syntax; DRA_ERANGE when the value does not fit. */
+ * optional fraction (".5", "1." and "." are accepted as upstream does),
+ * then an SI suffix (n u m "" k M G T P E), a binary suffix (Ki Mi Gi Ti
+ * Pi Ei) or an exponent (e3, E-2, e+3). Binary values above 2^63-1 are
+ * capped there, as upstream does. DRA_EPARSE on bad syntax or an unknown
+ * suffix; DRA_ERANGE when the value cannot be held exactly: more than 38
+ * significant digits, an exponent beyond int32 (upstream silently
+ * truncates it), or a binary-suffixed value with more than 18 fraction
+ * digits. */
 dra_err dra_quantity_parse(const char *s, size_t len, dra_quantity *out);
 /* Exact three-way comparison: <0, 0, >0. */
 int dra_quantity_cmp(const dra_quantity *a, const dra_quantity *b);
-/* Canonical string as kube-apiserver prints it ("189471Mi", "1500m",
- * "2k", "0"). Writes at most |size| bytes including NUL; returns the
- * length that was needed, like snprintf. */
+/* Canonical string as Quantity.String() computes it when no text is kept
+ * ("189471Mi", "1500m", "2k", "1536Mi" for 1.5Gi, "0"). Two upstream
+ * bugs are not reproduced: a DecimalSI value whose exponent passes E
+ * (10^18) prints as "1e21" instead of dropping the exponent, and a
+ * BinarySI value beyond 1024^6 keeps the Ei suffix. Writes at most |size|
+ * bytes including NUL; returns the length that was needed, like snprintf
+ * (never more than DRA_QTY_STR_MAX - 1). */
 size_t dra_quantity_str(const dra_quantity *q, char *buf, size_t size);
+/* NewQuantity(v, f): the int64Amount form {v, 0}. */
 dra_quantity dra_quantity_from_int64(int64_t v, dra_quantity_format f);
-/* Arithmetic; DRA_ERANGE on overflow. The result keeps a's format. */
+/* Quantity.Add / Quantity.Sub: exact. The result keeps a's format, or
+ * takes b's when a is zero. DRA_ERANGE when the exact result does not fit
+ * (more than 38 significant digits); *out is unchanged then. */
 dra_err dra_quantity_add(const dra_quantity *a, const dra_quantity *b, dra_quantity *out);
 dra_err dra_quantity_sub(const dra_quantity *a, const dra_quantity *b, dra_quantity *out);
 int dra_quantity_sign(const dra_quantity *q);
-int dra_quantity_is_integer(const dra_quantity *q); /* integral and fits int64 */
-/* DRA_ERANGE when not integral or outside int64. */
+/* Quantity.AsInt64's success: int64Amount form at scale 0, or a positive
+ * scale that still fits. Mirrors upstream exactly, so "1000m", "1.0",
+ * "1Pi" and "1.5Gi" are NOT integers here (CEL's isInteger() agrees). */
+int dra_quantity_is_integer(const dra_quantity *q);
+/* Quantity.AsInt64; DRA_ERANGE when AsInt64 reports false. */
 dra_err dra_quantity_to_int64(const dra_quantity *q, int64_t *out);
+/* Quantity.AsApproximateFloat64 (for the inf.Dec form the correctly
+ * rounded double of the exact value; may be +-Inf). */
 double dra_quantity_to_double(const dra_quantity *q);
+/* Quantity.Value(): the value rounded up (away from zero) to an integer,
+ * saturating at the int64 range like upstream's ScaledValue(0). */
+int64_t dra_quantity_value(const dra_quantity *q);
 
 /* ---- semantic versions (semver 2.0.0) -----------------------------------
  * |pre| and |build| point into the parsed text (borrowed: the caller keeps

@@ -1,0 +1,274 @@
+/* The document model shared by the JSON and YAML codecs: node builders,
+ * lookup and deep equality. Every node lives in a caller-owned arena. */
+#include <math.h>
+#include <string.h>
+
+#include "codec_int.h"
+
+dra_doc *codec_node(dra_arena *a, dra_doc_kind kind, int line, int col)
+{
+    dra_doc *d = dra_arena_zalloc(a, sizeof *d);
+    if (d) {
+        d->kind = kind;
+        d->line = line;
+        d->col = col;
+    }
+    return d;
+}
+
+dra_doc **codec_items(dra_arena *a, size_t n)
+{
+    size_t *blk;
+    if (n == SIZE_MAX)
+        return NULL;
+    blk = dra_arena_array(a, n + 1, sizeof(void *));
+    if (!blk)
+        return NULL;
+    blk[0] = n;
+    return (dra_doc **)(blk + 1);
+}
+
+dra_doc_member *codec_members(dra_arena *a, size_t n)
+{
+    dra_doc_member *m;
+    if (n == SIZE_MAX)
+        return NULL;
+    m = dra_arena_array(a, n + 1, sizeof *m);
+    if (!m)
+        return NULL;
+    m[0].keylen = n;
+    return m + 1;
+}
+
+dra_doc *dra_doc_new_null(dra_arena *a)
+{
+    return codec_node(a, DRA_DOC_NULL, 0, 0);
+}
+
+dra_doc *dra_doc_new_bool(dra_arena *a, int b)
+{
+    dra_doc *d = codec_node(a, DRA_DOC_BOOL, 0, 0);
+    if (d)
+        d->u.b = b != 0;
+    return d;
+}
+
+dra_doc *dra_doc_new_int(dra_arena *a, int64_t i)
+{
+    dra_doc *d = codec_node(a, DRA_DOC_INT, 0, 0);
+    if (d)
+        d->u.i = i;
+    return d;
+}
+
+dra_doc *dra_doc_new_float(dra_arena *a, double f)
+{
+    dra_doc *d = codec_node(a, DRA_DOC_FLOAT, 0, 0);
+    if (d)
+        d->u.f.f = f;
+    return d;
+}
+
+dra_doc *dra_doc_new_string(dra_arena *a, const char *s, size_t len)
+{
+    dra_doc *d = codec_node(a, DRA_DOC_STRING, 0, 0);
+    char *p;
+    if (!d)
+        return NULL;
+    p = dra_arena_strndup(a, s, len);
+    if (!p)
+        return NULL;
+    d->u.str.s = p;
+    d->u.str.len = len;
+    return d;
+}
+
+dra_doc *dra_doc_new_list(dra_arena *a, size_t cap)
+{
+    dra_doc *d = codec_node(a, DRA_DOC_LIST, 0, 0);
+    if (!d)
+        return NULL;
+    /* The capacity is remembered in the hidden slot just before items so
+     * that push can grow in place without another field in dra_doc. */
+    if (cap) {
+        size_t *blk = dra_arena_array(a, cap + 1, sizeof(void *));
+        if (!blk)
+            return NULL;
+        blk[0] = cap;
+        d->u.list.items = (dra_doc **)(blk + 1);
+    }
+    return d;
+}
+
+dra_doc *dra_doc_new_map(dra_arena *a, size_t cap)
+{
+    dra_doc *d = codec_node(a, DRA_DOC_MAP, 0, 0);
+    if (!d)
+        return NULL;
+    if (cap) {
+        dra_doc_member *m = dra_arena_array(a, cap + 1, sizeof *m);
+        if (!m)
+            return NULL;
+        m[0].keylen = cap; /* hidden capacity slot, see new_list */
+        d->u.map.m = m + 1;
+    }
+    return d;
+}
+
+/* Decoded lists/maps are allocated exactly (capacity == n): the hidden
+ * slot is written by the decoders too, so pushes work on them as well. */
+dra_err dra_doc_list_push(dra_arena *a, dra_doc *list, dra_doc *item)
+{
+    size_t cap, n;
+    if (!list || list->kind != DRA_DOC_LIST || !item)
+        return DRA_EINVAL;
+    n = list->u.list.n;
+    cap = list->u.list.items ? ((size_t *)list->u.list.items)[-1] : 0;
+    if (n == cap) {
+        size_t ncap = cap ? cap * 2 : 4;
+        size_t *blk = dra_arena_array(a, ncap + 1, sizeof(void *));
+        if (!blk)
+            return DRA_ENOMEM;
+        blk[0] = ncap;
+        if (n)
+            memcpy(blk + 1, list->u.list.items, n * sizeof(void *));
+        list->u.list.items = (dra_doc **)(blk + 1);
+    }
+    list->u.list.items[n] = item;
+    list->u.list.n = n + 1;
+    return DRA_OK;
+}
+
+dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *val)
+{
+    size_t cap, n, klen;
+    char *k;
+    if (!map || map->kind != DRA_DOC_MAP || !key || !val)
+        return DRA_EINVAL;
+    klen = strlen(key);
+    n = map->u.map.n;
+    for (size_t i = 0; i < n; i++) {
+        dra_doc_member *m = &map->u.map.m[i];
+        if (m->keylen == klen && memcmp(m->key, key, klen) == 0) {
+            m->val = val;
+            return DRA_OK;
+        }
+    }
+    cap = map->u.map.m ? map->u.map.m[-1].keylen : 0;
+    if (n == cap) {
+        size_t ncap = cap ? cap * 2 : 4;
+        dra_doc_member *m = dra_arena_array(a, ncap + 1, sizeof *m);
+        if (!m)
+            return DRA_ENOMEM;
+        m[0].keylen = ncap;
+        if (n)
+            memcpy(m + 1, map->u.map.m, n * sizeof *m);
+        map->u.map.m = m + 1;
+    }
+    k = dra_arena_strndup(a, key, klen);
+    if (!k)
+        return DRA_ENOMEM;
+    map->u.map.m[n].key = k;
+    map->u.map.m[n].keylen = klen;
+    map->u.map.m[n].val = val;
+    map->u.map.n = n + 1;
+    return DRA_OK;
+}
+
+const dra_doc *dra_doc_get(const dra_doc *map, const char *key)
+{
+    size_t klen;
+    if (!map || map->kind != DRA_DOC_MAP || !key)
+        return NULL;
+    klen = strlen(key);
+    for (size_t i = 0; i < map->u.map.n; i++) {
+        const dra_doc_member *m = &map->u.map.m[i];
+        if (m->keylen == klen && memcmp(m->key, key, klen) == 0)
+            return m->val;
+    }
+    return NULL;
+}
+
+static int num_equal(const dra_doc *x, const dra_doc *y)
+{
+    if (x->kind == DRA_DOC_INT && y->kind == DRA_DOC_INT)
+        return x->u.i == y->u.i;
+    if (x->kind == DRA_DOC_FLOAT && y->kind == DRA_DOC_FLOAT) {
+        /* Numbers beyond double precision compare by their text when
+         * both have one: 2^64 and 2^64+1 are different numbers. */
+        if (x->u.f.num && y->u.f.num && x->u.f.f == y->u.f.f &&
+            strchr(x->u.f.num, '.') == NULL && strchr(y->u.f.num, '.') == NULL &&
+            strpbrk(x->u.f.num, "eE") == NULL && strpbrk(y->u.f.num, "eE") == NULL)
+            return strcmp(x->u.f.num, y->u.f.num) == 0;
+        return x->u.f.f == y->u.f.f;
+    }
+    if (x->kind == DRA_DOC_FLOAT) {
+        const dra_doc *t = x;
+        x = y;
+        y = t;
+    }
+    /* x is INT, y is FLOAT: equal only when y is exactly that integer. */
+    if (!(y->u.f.f >= -9223372036854775808.0 && y->u.f.f < 9223372036854775808.0))
+        return 0;
+    if (y->u.f.f != floor(y->u.f.f))
+        return 0;
+    return (int64_t)y->u.f.f == x->u.i;
+}
+
+static const dra_doc *member_find(const dra_doc *map, size_t hint,
+                                  const char *key, size_t klen)
+{
+    const dra_doc_member *m = map->u.map.m;
+    if (hint < map->u.map.n && m[hint].keylen == klen &&
+        memcmp(m[hint].key, key, klen) == 0)
+        return m[hint].val;
+    for (size_t i = 0; i < map->u.map.n; i++)
+        if (m[i].keylen == klen && memcmp(m[i].key, key, klen) == 0)
+            return m[i].val;
+    return NULL;
+}
+
+int dra_doc_equal(const dra_doc *x, const dra_doc *y)
+{
+    int xnum, ynum;
+    if (x == y)
+        return 1;
+    if (!x || !y)
+        return 0;
+    xnum = x->kind == DRA_DOC_INT || x->kind == DRA_DOC_FLOAT;
+    ynum = y->kind == DRA_DOC_INT || y->kind == DRA_DOC_FLOAT;
+    if (xnum && ynum)
+        return num_equal(x, y);
+    if (x->kind != y->kind)
+        return 0;
+    switch (x->kind) {
+    case DRA_DOC_NULL:
+        return 1;
+    case DRA_DOC_BOOL:
+        return !x->u.b == !y->u.b;
+    case DRA_DOC_STRING:
+        return x->u.str.len == y->u.str.len &&
+               memcmp(x->u.str.s, y->u.str.s, x->u.str.len) == 0;
+    case DRA_DOC_LIST:
+        if (x->u.list.n != y->u.list.n)
+            return 0;
+        for (size_t i = 0; i < x->u.list.n; i++)
+            if (!dra_doc_equal(x->u.list.items[i], y->u.list.items[i]))
+                return 0;
+        return 1;
+    case DRA_DOC_MAP:
+        if (x->u.map.n != y->u.map.n)
+            return 0;
+        /* Keys are unique within a map (the decoders reject duplicates,
+         * map_set replaces), so equal sizes plus inclusion is equality. */
+        for (size_t i = 0; i < x->u.map.n; i++) {
+            const dra_doc_member *m = &x->u.map.m[i];
+            const dra_doc *v = member_find(y, i, m->key, m->keylen);
+            if (!v || !dra_doc_equal(m->val, v))
+                return 0;
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}

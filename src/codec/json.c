@@ -1,0 +1,686 @@
+/* JSON <-> dra_doc. The decoder is a small recursive-descent parser that
+ * builds nodes straight into the caller's arena, keeps member order and
+ * the text of numbers beyond int64, records line:col on every node and
+ * reports errors in encoding/json's words with a position. The encoder
+ * prints like Go's json.Marshal / MarshalIndent. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec_int.h"
+
+/* Maps larger than this get a hash index for the duplicate-key check. */
+#define JP_LINEAR_KEYS 32
+
+typedef struct jp {
+    dra_arena *a;
+    dra_diag *d;
+    const char *s, *p, *end;
+    const char *line_start;
+    size_t cont; /* UTF-8 continuation bytes on this line before p */
+    int line;
+    int depth;
+    dra_err err;
+    dra_doc_member *stk; /* pending list items / map members */
+    size_t n, cap;
+} jp;
+
+static int jp_col(const jp *j, const char *at)
+{
+    /* Columns count characters, not bytes, like libyaml's marks. */
+    size_t cont = j->cont;
+    for (const char *q = j->p; q < at; q++)
+        if (((unsigned char)*q & 0xC0) == 0x80)
+            cont++;
+    return (int)((size_t)(at - j->line_start) - cont + 1);
+}
+
+static void *jp_fail(jp *j, const char *at, dra_err err, const char *fmt, ...)
+    DRA_PRINTF(4, 5);
+static void *jp_fail(jp *j, const char *at, dra_err err, const char *fmt, ...)
+{
+    va_list ap;
+    if (j->err)
+        return NULL;
+    j->err = err;
+    if (err == DRA_ENOMEM) {
+        dra_diag_add(j->d, "", 0, 0, "out of memory");
+        return NULL;
+    }
+    va_start(ap, fmt);
+    dra_diag_vadd(j->d, "", j->line, jp_col(j, at), fmt, ap);
+    va_end(ap);
+    return NULL;
+}
+
+/* Go quotes the offending character: 'x', or '\n' style escapes. */
+static const char *char_name(char c, char buf[8])
+{
+    unsigned char u = (unsigned char)c;
+    if (c == '\'')
+        return "'\\''";
+    if (c == '"')
+        return "'\"'";
+    if (u >= 0x20 && u < 0x7F) {
+        buf[0] = '\'';
+        buf[1] = c;
+        buf[2] = '\'';
+        buf[3] = '\0';
+        return buf;
+    }
+    snprintf(buf, 8, "0x%02x", u);
+    return buf;
+}
+
+static void *jp_bad_char(jp *j, const char *context)
+{
+    char b[8];
+    if (j->p >= j->end)
+        return jp_fail(j, j->p, DRA_EPARSE, "unexpected end of JSON input");
+    return jp_fail(j, j->p, DRA_EPARSE, "invalid character %s %s",
+                   char_name(*j->p, b), context);
+}
+
+static void jp_ws(jp *j)
+{
+    while (j->p < j->end) {
+        char c = *j->p;
+        if (c == '\n') {
+            j->line++;
+            j->line_start = j->p + 1;
+            j->cont = 0;
+        } else if (c != ' ' && c != '\t' && c != '\r') {
+            return;
+        }
+        j->p++;
+    }
+}
+
+static dra_doc *jp_node(jp *j, dra_doc_kind kind)
+{
+    dra_doc *d = codec_node(j->a, kind, j->line, jp_col(j, j->p));
+    if (!d)
+        jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
+    return d;
+}
+
+static int jp_push(jp *j, const char *key, size_t keylen, dra_doc *val)
+{
+    void *v = j->stk;
+    if (dra_grow(j->a->mem, &v, &j->cap, j->n + 1, sizeof *j->stk) != DRA_OK) {
+        jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
+        return 0;
+    }
+    j->stk = v;
+    j->stk[j->n].key = key;
+    j->stk[j->n].keylen = keylen;
+    j->stk[j->n].val = val;
+    j->n++;
+    return 1;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+static int hex4(const char *p, const char *end, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (end - p < 4)
+        return 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0)
+            return 0;
+        v = (v << 4) | (uint32_t)h;
+    }
+    *out = v;
+    return 1;
+}
+
+static size_t put_utf8(char *o, uint32_t cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* One escape at j->p (just after the backslash); writes to |o|. */
+static size_t jp_escape(jp *j, char *o)
+{
+    char c = *j->p;
+    uint32_t cp, lo;
+    const char *at = j->p - 1;
+    static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+    const char *k = c ? strchr(from, c) : NULL;
+    if (k) {
+        j->p++;
+        o[0] = to[k - from];
+        return 1;
+    }
+    if (c != 'u' || !hex4(j->p + 1, j->end, &cp)) {
+        jp_fail(j, at, DRA_EPARSE, "invalid escape in string literal");
+        return 0;
+    }
+    j->p += 5;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' &&
+            hex4(j->p + 2, j->end, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            j->p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else {
+            jp_fail(j, at, DRA_EPARSE, "unpaired surrogate \\u%04X in string literal", cp);
+            return 0;
+        }
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+        jp_fail(j, at, DRA_EPARSE, "unpaired surrogate \\u%04X in string literal", cp);
+        return 0;
+    }
+    return put_utf8(o, cp);
+}
+
+/* A string literal at j->p (on the opening quote). The decoded text never
+ * outgrows the source, so one arena block of the raw length suffices. */
+static char *jp_string(jp *j, size_t *len)
+{
+    const char *q = j->p + 1, *raw_end;
+    char *buf, *o;
+    while (q < j->end && *q != '"')
+        q += *q == '\\' ? 2 : 1;
+    if (q >= j->end) {
+        j->p = j->end;
+        return jp_fail(j, j->end, DRA_EPARSE, "unexpected end of JSON input");
+    }
+    raw_end = q;
+    buf = dra_arena_alloc(j->a, (size_t)(raw_end - j->p));
+    if (!buf)
+        return jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
+    o = buf;
+    j->p++;
+    while (j->p < raw_end) {
+        unsigned char c = (unsigned char)*j->p;
+        uint32_t cp;
+        int n;
+        if (c == '\\') {
+            size_t w;
+            j->p++;
+            if (!(w = jp_escape(j, o)))
+                return NULL;
+            o += w;
+        } else if (c < 0x20) {
+            char b[8];
+            return jp_fail(j, j->p, DRA_EPARSE, "invalid character %s in string literal",
+                           char_name((char)c, b));
+        } else if (c < 0x80) {
+            *o++ = (char)c;
+            j->p++;
+        } else if ((n = codec_utf8_dec((const unsigned char *)j->p,
+                                       (size_t)(raw_end - j->p), &cp)) > 0) {
+            memcpy(o, j->p, (size_t)n);
+            o += n;
+            j->p += n;
+            j->cont += (size_t)n - 1;
+        } else {
+            return jp_fail(j, j->p, DRA_EPARSE, "invalid UTF-8 in string literal");
+        }
+    }
+    j->p++; /* closing quote */
+    *o = '\0';
+    *len = (size_t)(o - buf);
+    return buf;
+}
+
+static dra_doc *jp_number(jp *j)
+{
+    const char *st = j->p, *q = j->p;
+    int integral = 1;
+    dra_doc *d;
+    char *text;
+    if (q < j->end && *q == '-')
+        q++;
+    if (q < j->end && *q == '0')
+        q++;
+    else if (q < j->end && *q >= '1' && *q <= '9')
+        while (q < j->end && *q >= '0' && *q <= '9')
+            q++;
+    else
+        goto bad;
+    if (q < j->end && *q == '.') {
+        integral = 0;
+        if (++q >= j->end || *q < '0' || *q > '9')
+            goto bad;
+        while (q < j->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (q < j->end && (*q == 'e' || *q == 'E')) {
+        integral = 0;
+        q++;
+        if (q < j->end && (*q == '+' || *q == '-'))
+            q++;
+        if (q >= j->end || *q < '0' || *q > '9')
+            goto bad;
+        while (q < j->end && *q >= '0' && *q <= '9')
+            q++;
+    }
+    if (!(d = jp_node(j, DRA_DOC_INT)))
+        return NULL;
+    j->p = q;
+    if (integral) {
+        /* Accumulate negatively so INT64_MIN fits. */
+        int64_t v = 0;
+        int neg = *st == '-', ok = 1;
+        for (const char *r = st + neg; r < q; r++) {
+            int dg = *r - '0';
+            if (v < (INT64_MIN + dg) / 10) {
+                ok = 0;
+                break;
+            }
+            v = v * 10 - dg;
+        }
+        if (ok && (neg || v != INT64_MIN)) {
+            d->u.i = neg ? v : -v;
+            return d;
+        }
+    }
+    if (!(text = dra_arena_strndup(j->a, st, (size_t)(q - st))))
+        return jp_fail(j, st, DRA_ENOMEM, "out of memory");
+    d->kind = DRA_DOC_FLOAT;
+    d->u.f.num = text;
+    d->u.f.f = strtod(text, NULL);
+    if (isinf(d->u.f.f))
+        return jp_fail(j, st, DRA_ERANGE, "number %s out of range", text);
+    return d;
+bad:
+    if (q >= j->end)
+        return jp_fail(j, q, DRA_EPARSE, "unexpected end of JSON input");
+    j->p = q;
+    return jp_bad_char(j, "in numeric literal");
+}
+
+static dra_doc *jp_value(jp *j);
+
+static dra_doc *jp_list(jp *j)
+{
+    dra_doc *d = jp_node(j, DRA_DOC_LIST);
+    size_t base = j->n;
+    if (!d)
+        return NULL;
+    j->p++;
+    jp_ws(j);
+    if (j->p < j->end && *j->p == ']') {
+        j->p++;
+        return d;
+    }
+    for (;;) {
+        dra_doc *item = jp_value(j);
+        if (!item || !jp_push(j, NULL, 0, item))
+            return NULL;
+        jp_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (j->p < j->end && *j->p == ']')
+            break;
+        return jp_bad_char(j, "after array element");
+    }
+    j->p++;
+    d->u.list.n = j->n - base;
+    if (!(d->u.list.items = codec_items(j->a, d->u.list.n)))
+        return jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < d->u.list.n; i++)
+        d->u.list.items[i] = j->stk[base + i].val;
+    j->n = base;
+    return d;
+}
+
+/* Reject a repeated key like Kubernetes' strict decoding does. */
+static int jp_dup(jp *j, size_t base, dra_map *idx, const char *key, size_t klen,
+                  const char *at)
+{
+    size_t n = j->n - base;
+    if (n < JP_LINEAR_KEYS) {
+        for (size_t i = base; i < j->n; i++)
+            if (j->stk[i].keylen == klen && memcmp(j->stk[i].key, key, klen) == 0)
+                goto dup;
+        return 0;
+    }
+    if (n == JP_LINEAR_KEYS) {
+        for (size_t i = base; i < j->n; i++)
+            if (dra_map_put(idx, j->stk[i].key, j->stk[i].keylen, idx) != DRA_OK)
+                goto oom;
+    }
+    if (dra_map_get(idx, key, klen))
+        goto dup;
+    if (dra_map_put(idx, key, klen, idx) != DRA_OK)
+        goto oom;
+    return 0;
+dup:
+    jp_fail(j, at, DRA_EPARSE, "duplicate field \"%s\"", key);
+    return 1;
+oom:
+    jp_fail(j, at, DRA_ENOMEM, "out of memory");
+    return 1;
+}
+
+static dra_doc *jp_map_members(jp *j, size_t base, dra_map *idx)
+{
+    for (;;) {
+        const char *kat;
+        size_t klen;
+        char *key;
+        dra_doc *val;
+        jp_ws(j);
+        if (j->p >= j->end || *j->p != '"')
+            return jp_bad_char(j, "looking for beginning of object key string");
+        kat = j->p;
+        if (!(key = jp_string(j, &klen)))
+            return NULL;
+        if (jp_dup(j, base, idx, key, klen, kat))
+            return NULL;
+        jp_ws(j);
+        if (j->p >= j->end || *j->p != ':')
+            return jp_bad_char(j, "after object key");
+        j->p++;
+        if (!(val = jp_value(j)) || !jp_push(j, key, klen, val))
+            return NULL;
+        jp_ws(j);
+        if (j->p < j->end && *j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (j->p < j->end && *j->p == '}')
+            return val;
+        return jp_bad_char(j, "after object key:value pair");
+    }
+}
+
+static dra_doc *jp_map(jp *j)
+{
+    dra_doc *d = jp_node(j, DRA_DOC_MAP), *ok;
+    size_t base = j->n;
+    dra_map idx;
+    if (!d)
+        return NULL;
+    j->p++;
+    jp_ws(j);
+    if (j->p < j->end && *j->p == '}') {
+        j->p++;
+        return d;
+    }
+    dra_map_init(&idx, j->a->mem);
+    ok = jp_map_members(j, base, &idx);
+    dra_map_fini(&idx);
+    if (!ok)
+        return NULL;
+    j->p++;
+    d->u.map.n = j->n - base;
+    if (!(d->u.map.m = codec_members(j->a, d->u.map.n)))
+        return jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
+    memcpy(d->u.map.m, j->stk + base, d->u.map.n * sizeof *d->u.map.m);
+    j->n = base;
+    return d;
+}
+
+static dra_doc *jp_word(jp *j, const char *w, dra_doc_kind kind, int b)
+{
+    size_t n = strlen(w);
+    dra_doc *d;
+    for (size_t i = 0; i < n; i++) {
+        if (j->p + i >= j->end)
+            return jp_fail(j, j->end, DRA_EPARSE, "unexpected end of JSON input");
+        if (j->p[i] != w[i]) {
+            char b8[8];
+            return jp_fail(j, j->p + i, DRA_EPARSE, "invalid character %s in literal %s (expecting '%c')",
+                           char_name(j->p[i], b8), w, w[i]);
+        }
+    }
+    if (!(d = jp_node(j, kind)))
+        return NULL;
+    d->u.b = b;
+    j->p += n;
+    return d;
+}
+
+static dra_doc *jp_value(jp *j)
+{
+    dra_doc *d;
+    jp_ws(j);
+    if (j->p >= j->end)
+        return jp_fail(j, j->p, DRA_EPARSE, "unexpected end of JSON input");
+    switch (*j->p) {
+    case '{':
+    case '[':
+        if (j->depth >= DRA_DOC_MAX_DEPTH)
+            return jp_fail(j, j->p, DRA_ELIMIT, "exceeded max depth of %d", DRA_DOC_MAX_DEPTH);
+        j->depth++;
+        d = *j->p == '{' ? jp_map(j) : jp_list(j);
+        j->depth--;
+        return d;
+    case '"': {
+        size_t len;
+        char *s;
+        if (!(d = jp_node(j, DRA_DOC_STRING)) || !(s = jp_string(j, &len)))
+            return NULL;
+        d->u.str.s = s;
+        d->u.str.len = len;
+        return d;
+    }
+    case 't':
+        return jp_word(j, "true", DRA_DOC_BOOL, 1);
+    case 'f':
+        return jp_word(j, "false", DRA_DOC_BOOL, 0);
+    case 'n':
+        return jp_word(j, "null", DRA_DOC_NULL, 0);
+    default:
+        if (*j->p == '-' || (*j->p >= '0' && *j->p <= '9'))
+            return jp_number(j);
+        return jp_bad_char(j, "looking for beginning of value");
+    }
+}
+
+dra_err dra_doc_parse_json(dra_arena *a, const char *text, size_t len,
+                           dra_doc **out, dra_diag *d)
+{
+    jp j;
+    dra_doc *root;
+    *out = NULL;
+    if (len > DRA_DOC_MAX_BYTES) {
+        dra_diag_add(d, "", 0, 0, "input of %zu bytes exceeds the limit of %u bytes",
+                     len, (unsigned)DRA_DOC_MAX_BYTES);
+        return DRA_ELIMIT;
+    }
+    memset(&j, 0, sizeof j);
+    j.a = a;
+    j.d = d;
+    j.s = j.p = j.line_start = text;
+    j.end = text + len;
+    j.line = 1;
+    root = jp_value(&j);
+    if (root) {
+        jp_ws(&j);
+        if (j.p < j.end)
+            jp_bad_char(&j, "after top-level value");
+    }
+    dra_free(a->mem, j.stk);
+    if (j.err)
+        return j.err;
+    *out = root;
+    return DRA_OK;
+}
+
+/* ---- encoder ----------------------------------------------------------- */
+
+typedef struct je {
+    dra_buf *out;
+    int indent;
+    dra_err err;
+} je;
+
+static void je_nl(je *e, int depth)
+{
+    dra_buf_putc(e->out, '\n');
+    for (int i = 0; i < depth * e->indent; i++)
+        dra_buf_putc(e->out, ' ');
+}
+
+/* encoding/json's escaping: quotes, backslash, control characters, the
+ * HTML-sensitive <, > and &, U+2028/2029; invalid UTF-8 becomes U+FFFD. */
+static void je_string(dra_buf *out, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t i = 0, run = 0;
+    dra_buf_putc(out, '"');
+    while (i < len) {
+        unsigned char c = (unsigned char)s[i];
+        uint32_t cp;
+        int n;
+        const char *esc = NULL;
+        char u[7];
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+            i++, run++;
+            continue;
+        }
+        if (c >= 0x80) {
+            n = codec_utf8_dec((const unsigned char *)s + i, len - i, &cp);
+            if (n > 0 && cp != 0x2028 && cp != 0x2029) {
+                i += (size_t)n, run += (size_t)n;
+                continue;
+            }
+        } else {
+            n = 1;
+            cp = c;
+        }
+        dra_buf_append(out, s + i - run, run);
+        run = 0;
+        switch (cp) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default: break;
+        }
+        if (n <= 0) {
+            esc = "\\ufffd";
+            n = 1;
+        }
+        if (!esc) {
+            u[0] = '\\', u[1] = 'u';
+            u[2] = hex[(cp >> 12) & 15], u[3] = hex[(cp >> 8) & 15];
+            u[4] = hex[(cp >> 4) & 15], u[5] = hex[cp & 15], u[6] = '\0';
+            esc = u;
+        }
+        dra_buf_puts(out, esc);
+        i += (size_t)n;
+    }
+    dra_buf_append(out, s + i - run, run);
+    dra_buf_putc(out, '"');
+}
+
+static void je_value(je *e, const dra_doc *v, int depth)
+{
+    if (e->err)
+        return;
+    if (depth > DRA_DOC_MAX_DEPTH) {
+        e->err = DRA_ELIMIT;
+        return;
+    }
+    switch (v->kind) {
+    case DRA_DOC_NULL:
+        dra_buf_puts(e->out, "null");
+        break;
+    case DRA_DOC_BOOL:
+        dra_buf_puts(e->out, v->u.b ? "true" : "false");
+        break;
+    case DRA_DOC_INT:
+        dra_buf_printf(e->out, "%lld", (long long)v->u.i);
+        break;
+    case DRA_DOC_FLOAT:
+        if (v->u.f.num && codec_is_json_number(v->u.f.num, strlen(v->u.f.num)))
+            dra_buf_puts(e->out, v->u.f.num);
+        else if (codec_put_json_float(e->out, v->u.f.f) == DRA_EINVAL)
+            e->err = DRA_EINVAL;
+        break;
+    case DRA_DOC_STRING:
+        je_string(e->out, v->u.str.s, v->u.str.len);
+        break;
+    case DRA_DOC_LIST:
+        dra_buf_putc(e->out, '[');
+        for (size_t i = 0; i < v->u.list.n; i++) {
+            if (i)
+                dra_buf_putc(e->out, ',');
+            if (e->indent)
+                je_nl(e, depth + 1);
+            je_value(e, v->u.list.items[i], depth + 1);
+        }
+        if (e->indent && v->u.list.n)
+            je_nl(e, depth);
+        dra_buf_putc(e->out, ']');
+        break;
+    case DRA_DOC_MAP:
+        dra_buf_putc(e->out, '{');
+        for (size_t i = 0; i < v->u.map.n; i++) {
+            if (i)
+                dra_buf_putc(e->out, ',');
+            if (e->indent)
+                je_nl(e, depth + 1);
+            je_string(e->out, v->u.map.m[i].key, v->u.map.m[i].keylen);
+            dra_buf_puts(e->out, e->indent ? ": " : ":");
+            je_value(e, v->u.map.m[i].val, depth + 1);
+        }
+        if (e->indent && v->u.map.n)
+            je_nl(e, depth);
+        dra_buf_putc(e->out, '}');
+        break;
+    default:
+        e->err = DRA_EINVAL;
+    }
+}
+
+dra_err dra_doc_to_json(const dra_doc *doc, int indent, dra_buf *out)
+{
+    je e;
+    size_t mark = out->len;
+    e.out = out;
+    e.indent = indent < 0 ? 0 : indent;
+    e.err = DRA_OK;
+    if (!doc)
+        return DRA_EINVAL;
+    je_value(&e, doc, 0);
+    if (!e.err && out->oom)
+        e.err = DRA_ENOMEM;
+    if (e.err && out->p) {
+        /* Leave |out| as it was: no half-written document. */
+        out->len = mark;
+        out->p[mark] = '\0';
+    }
+    return e.err;
+}
