@@ -91,6 +91,8 @@ DRA_HIDDEN void api_dec_struct(api_dec *dc, const api_struct *st, void *base,
 /* Records "path: msg" at |doc|'s position and bumps the error count. */
 DRA_HIDDEN void api_dec_error(api_dec *dc, const dra_doc *doc,
                               const char *fmt, ...) DRA_PRINTF(3, 4);
+/* Records "path: Invalid value: <doc rendered>: |what|". */
+DRA_HIDDEN void api_dec_invalid(api_dec *dc, const dra_doc *doc, const char *what);
 /* Deep copy of |doc| into |a|; NULL on ENOMEM. */
 DRA_HIDDEN dra_doc *api_doc_copy(dra_arena *a, const dra_doc *doc);
 

@@ -91,8 +91,7 @@ void api_dec_error(api_dec *dc, const dra_doc *doc, const char *fmt, ...)
     va_end(ap);
 }
 
-/* "Invalid value: <doc>: |what|". */
-static void invalid(api_dec *dc, const dra_doc *doc, const char *what)
+void api_dec_invalid(api_dec *dc, const dra_doc *doc, const char *what)
 {
     dra_buf b;
     dra_buf_init(&b, dc->d ? dc->d->mem : NULL);
@@ -154,11 +153,11 @@ static int dec_str(api_dec *dc, const dra_doc *doc, const char **out)
         return 1;
     }
     if (doc->kind != DRA_DOC_STRING) {
-        invalid(dc, doc, "must be a string");
+        api_dec_invalid(dc, doc, "must be a string");
         return 0;
     }
     if (memchr(doc->u.str.s, '\0', doc->u.str.len)) {
-        invalid(dc, doc, "must not contain NUL characters");
+        api_dec_invalid(dc, doc, "must not contain NUL characters");
         return 0;
     }
     *out = dra_arena_strndup(dc->a, doc->u.str.s, doc->u.str.len);
@@ -182,7 +181,7 @@ static int dec_key(api_dec *dc, const dra_doc_member *m, const dra_doc *at, cons
 static int dec_i64(api_dec *dc, const dra_doc *doc, int64_t *out)
 {
     if (doc->kind != DRA_DOC_INT) {
-        invalid(dc, doc, "must be an integer");
+        api_dec_invalid(dc, doc, "must be an integer");
         return 0;
     }
     *out = doc->u.i;
@@ -192,7 +191,7 @@ static int dec_i64(api_dec *dc, const dra_doc *doc, int64_t *out)
 static int dec_bool(api_dec *dc, const dra_doc *doc, int *out)
 {
     if (doc->kind != DRA_DOC_BOOL) {
-        invalid(dc, doc, "must be a boolean");
+        api_dec_invalid(dc, doc, "must be a boolean");
         return 0;
     }
     *out = doc->u.b != 0;
@@ -222,16 +221,16 @@ static int dec_qty(api_dec *dc, const dra_doc *doc, dra_quantity *out)
         }
         break;
     default:
-        invalid(dc, doc, "must be a quantity (string or number)");
+        api_dec_invalid(dc, doc, "must be a quantity (string or number)");
         return 0;
     }
     e = dra_quantity_parse(s, len, out);
     if (e == DRA_ERANGE) {
-        invalid(dc, doc, "quantity is out of range");
+        api_dec_invalid(dc, doc, "quantity is out of range");
         return 0;
     }
     if (e != DRA_OK) {
-        invalid(dc, doc, "quantities must match the regular expression " QTY_REGEX);
+        api_dec_invalid(dc, doc, "quantities must match the regular expression " QTY_REGEX);
         return 0;
     }
     return 1;
@@ -241,7 +240,7 @@ static int want(api_dec *dc, const dra_doc *doc, dra_doc_kind kind)
 {
     if (doc->kind == kind)
         return 1;
-    invalid(dc, doc, kind == DRA_DOC_MAP ? "must be an object" : "must be a list");
+    api_dec_invalid(dc, doc, kind == DRA_DOC_MAP ? "must be an object" : "must be a list");
     return 0;
 }
 

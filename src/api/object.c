@@ -70,14 +70,16 @@ dra_object *dra_api_object_new(dra_arena *a, dra_kind kind)
 
 /* The string member |key| of |doc|: 1 found, 0 absent, -1 wrong type
  * (reported). */
-static int type_field(dra_diag *d, const dra_doc *doc, const char *key, const char **out)
+static int type_field(api_dec *dc, const dra_doc *doc, const char *key, const char **out)
 {
     const dra_doc *v = dra_doc_get(doc, key);
     *out = NULL;
     if (!v || v->kind == DRA_DOC_NULL)
         return 0;
     if (v->kind != DRA_DOC_STRING) {
-        dra_diag_add(d, key, v->line, v->col, "Invalid value: must be a string");
+        dra_path_field(&dc->path, key);
+        api_dec_invalid(dc, v, "must be a string");
+        dra_path_pop(&dc->path);
         return -1;
     }
     *out = v->u.str.s;
@@ -96,13 +98,19 @@ static dra_err decode_with(dra_arena *a, const dra_doc *doc, const char *def_ver
     dra_object *o;
     api_dec dc;
     *out = NULL;
+    memset(&dc, 0, sizeof dc);
+    dc.a = a;
+    dc.d = d;
+    dra_path_init(&dc.path, NULL);
     if (!doc || doc->kind != DRA_DOC_MAP) {
         dra_diag_add(d, "", doc ? doc->line : 0, doc ? doc->col : 0,
                      "an object must be a map with apiVersion and kind");
         return DRA_EINVAL;
     }
-    rv = type_field(d, doc, "apiVersion", &ver);
-    rk = type_field(d, doc, "kind", &kname);
+    rv = type_field(&dc, doc, "apiVersion", &ver);
+    rk = type_field(&dc, doc, "kind", &kname);
+    if (dc.oom)
+        return DRA_ENOMEM;
     if (rv < 0 || rk < 0)
         return DRA_EINVAL;
     if (!rv)
@@ -129,10 +137,6 @@ static dra_err decode_with(dra_arena *a, const dra_doc *doc, const char *def_ver
     o->kind_name = dra_arena_strdup(a, kname);
     if (!o->api_version || !o->kind_name)
         return DRA_ENOMEM;
-    memset(&dc, 0, sizeof dc);
-    dc.a = a;
-    dc.d = d;
-    dra_path_init(&dc.path, NULL);
     api_dec_struct(&dc, api_kind_struct(kind), o, doc);
     if (dc.oom)
         return DRA_ENOMEM;
@@ -150,23 +154,18 @@ dra_err dra_api_decode(dra_arena *a, const dra_doc *doc, dra_object **out, dra_d
 dra_err dra_api_encode(dra_arena *a, const dra_object *obj, dra_doc **out)
 {
     const api_struct *st = obj ? api_kind_struct(obj->kind) : NULL;
-    const char *kname, *ver;
-    dra_doc *body, *map, *k, *v;
+    dra_object tmp;
     *out = NULL;
     if (!st)
         return DRA_EINVAL;
-    kname = obj->kind_name ? obj->kind_name : dra_api_kind_name(obj->kind);
-    ver = obj->api_version ? obj->api_version : dra_api_kind_version(obj->kind);
-    if (!(body = api_enc_struct(a, st, obj)) || !(map = api_enc_map(a, body->u.map.n + 2)) ||
-        !(k = api_enc_string(a, kname)) || !(v = api_enc_string(a, ver)))
-        return DRA_ENOMEM;
-    /* TypeMeta is inlined first, kind before apiVersion, as Go writes it. */
-    api_enc_put(map, "kind", k);
-    api_enc_put(map, "apiVersion", v);
-    memcpy(map->u.map.m + 2, body->u.map.m, body->u.map.n * sizeof *body->u.map.m);
-    map->u.map.n += body->u.map.n;
-    *out = map;
-    return DRA_OK;
+    /* A hand-built object may leave TypeMeta to us. */
+    tmp = *obj;
+    if (!tmp.kind_name || !*tmp.kind_name)
+        tmp.kind_name = dra_api_kind_name(obj->kind);
+    if (!tmp.api_version || !*tmp.api_version)
+        tmp.api_version = dra_api_kind_version(obj->kind);
+    *out = api_enc_struct(a, st, &tmp);
+    return *out ? DRA_OK : DRA_ENOMEM;
 }
 
 dra_err dra_api_encode_list(dra_arena *a, dra_object *const *objs, size_t n, dra_doc **out)

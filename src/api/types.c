@@ -474,31 +474,40 @@ static const api_field pod_status_fields[] = {
 STRUCT(api_st_pod_status, "PodStatus", dra_pod_status, extra, pod_status_fields);
 
 /* ---- top-level objects -------------------------------------------------------
- * apiVersion and kind are written by the caller of these tables. */
+ * TypeMeta is inlined first, kind before apiVersion, as Go writes it. */
+#define TYPEMETA                                                 \
+    F("kind", API_F_STR, O, dra_object, kind_name),              \
+        F("apiVersion", API_F_STR, O, dra_object, api_version)
 
 static const api_field slice_obj_fields[] = {
+    TYPEMETA,
     FSUB("metadata", API_F_STRUCT, 0, dra_object, meta, api_st_meta),
     FSUB("spec", API_F_STRUCT, 0, dra_object, u.slice.spec, api_st_slice_spec),
 };
 static const api_field class_obj_fields[] = {
+    TYPEMETA,
     FSUB("metadata", API_F_STRUCT, 0, dra_object, meta, api_st_meta),
     FSUB("spec", API_F_STRUCT, 0, dra_object, u.device_class.spec, api_st_class_spec),
 };
 static const api_field claim_obj_fields[] = {
+    TYPEMETA,
     FSUB("metadata", API_F_STRUCT, 0, dra_object, meta, api_st_meta),
     FSUB("spec", API_F_STRUCT, 0, dra_object, u.claim.spec, api_st_claim_spec),
     FSUB("status", API_F_STRUCT, 0, dra_object, u.claim.status, api_st_claim_status),
 };
 static const api_field template_obj_fields[] = {
+    TYPEMETA,
     FSUB("metadata", API_F_STRUCT, 0, dra_object, meta, api_st_meta),
     FSUB("spec", API_F_STRUCT, 0, dra_object, u.claim_template, api_st_template_spec),
 };
 static const api_field pod_obj_fields[] = {
+    TYPEMETA,
     FSUB("metadata", API_F_STRUCT, 0, dra_object, meta, api_st_meta),
     FSUB("spec", API_F_STRUCT, 0, dra_object, u.pod.spec, api_st_pod_spec),
     FSUB("status", API_F_STRUCT, 0, dra_object, u.pod.status, api_st_pod_status),
 };
 static const api_field node_obj_fields[] = {
+    TYPEMETA,
     FSUB("metadata", API_F_STRUCT, 0, dra_object, meta, api_st_meta),
     F("spec", API_F_DOC, API_EMPTYOBJ, dra_object, u.node.spec),
     F("status", API_F_DOC, API_EMPTYOBJ, dra_object, u.node.status),
