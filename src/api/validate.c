@@ -251,27 +251,33 @@ static void v_create(vctx *v, const dra_object *o)
     }
 }
 
-static void v_update(vctx *v, const dra_object *o, const dra_object *old)
+/* Immutable metadata first, then the metadata rules of a create
+ * (labels, annotations, owner references, ...). */
+static void v_update_meta(vctx *v, const dra_object *o, const dra_object *old)
 {
     v_object_meta_update(v, &o->meta, &old->meta);
+    v_create_meta(v, o);
+}
+
+static void v_update(vctx *v, const dra_object *o, const dra_object *old)
+{
     switch (o->kind) {
     case DRA_KIND_RESOURCE_SLICE:
-        v_create_meta(v, o);
+        v_update_meta(v, o, old);
         v_slice_spec(v, &o->u.slice.spec, &old->u.slice.spec);
         break;
     case DRA_KIND_DEVICE_CLASS:
-        v_create_meta(v, o);
+        v_update_meta(v, o, old);
         v_class_spec(v, &o->u.device_class.spec, &old->u.device_class.spec);
         break;
     case DRA_KIND_RESOURCE_CLAIM:
-        /* The spec is immutable, so only the change is worth reporting. */
-        v_create_meta(v, o);
-        immutable(v, o, old, "spec", NULL);
-        break;
     case DRA_KIND_RESOURCE_CLAIM_TEMPLATE:
+        /* The spec is immutable, so only the change is worth reporting. */
+        v_update_meta(v, o, old);
         immutable(v, o, old, "spec", NULL);
         break;
     default:
+        v_object_meta_update(v, &o->meta, &old->meta);
         v_create(v, o);
         break;
     }
@@ -279,7 +285,7 @@ static void v_update(vctx *v, const dra_object *o, const dra_object *old)
 
 static void v_status_update(vctx *v, const dra_object *o, const dra_object *old)
 {
-    v_object_meta_update(v, &o->meta, &old->meta);
+    v_update_meta(v, o, old);
     if (o->kind != DRA_KIND_RESOURCE_CLAIM)
         return;
     v_claim_status(v, &o->u.claim.spec, &o->u.claim.status, &old->u.claim.status,

@@ -4,6 +4,7 @@
  * references, finalizers), template metadata, core NodeSelectors and
  * metav1 Conditions. Messages follow kube-apiserver 1.35.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "validate_int.h"
@@ -198,6 +199,11 @@ void v_object_meta(vctx *v, const dra_object_meta *m, int namespaced,
     v_pop(v);
 }
 
+static int cmp_cstr(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static int str_eq(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "") == 0;
@@ -211,6 +217,46 @@ static void immutable_str(vctx *v, const char *field, const char *nv,
     v_field(v, field);
     v_invalid_str(v, nv ? nv : "", "field is immutable");
     v_pop(v);
+}
+
+/* Once an object is being deleted, finalizers may only be removed. */
+static void v_no_new_finalizers(vctx *v, const dra_strlist *now,
+                                const dra_strlist *before)
+{
+    vset had, added_seen;
+    dra_buf list;
+    size_t added = 0;
+    const char **extra;
+    vset_init(&had, v);
+    vset_init(&added_seen, v);
+    dra_buf_init(&list, v->d ? v->d->mem : NULL);
+    extra = dra_calloc(v->d ? v->d->mem : NULL, now->n + 1, sizeof *extra);
+    if (!extra) {
+        v->oom = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < before->n; i++)
+        vset_seen(v, &had, before->v[i] ? before->v[i] : "");
+    for (size_t i = 0; i < now->n; i++) {
+        const char *f = now->v[i] ? now->v[i] : "";
+        if (!vset_has(&had, f) && !vset_seen(v, &added_seen, f))
+            extra[added++] = f;
+    }
+    if (added) {
+        /* Go lists the new ones sorted. */
+        qsort(extra, added, sizeof *extra, cmp_cstr);
+        dra_buf_puts(&list, "no new finalizers can be added if the object is "
+                            "being deleted, found new finalizers ");
+        go_strlist(&list, extra, added, 1);
+        v_field(v, "finalizers");
+        v_forbidden(v, list.p ? list.p : "");
+        v_pop(v);
+    }
+out:
+    dra_free(v->d ? v->d->mem : NULL, extra);
+    dra_buf_fini(&list);
+    vset_fini(&had);
+    vset_fini(&added_seen);
 }
 
 void v_object_meta_update(vctx *v, const dra_object_meta *m,
@@ -227,11 +273,8 @@ void v_object_meta_update(vctx *v, const dra_object_meta *m,
     if (old->deletion_timestamp)
         immutable_str(v, "deletionTimestamp", m->deletion_timestamp,
                       old->deletion_timestamp);
-    if (m->generation < old->generation) {
-        v_field(v, "generation");
-        v_invalid_int(v, m->generation, "must not be decremented");
-        v_pop(v);
-    }
+    if (m->deletion_timestamp)
+        v_no_new_finalizers(v, &m->finalizers, &old->finalizers);
     v_pop(v);
 }
 
