@@ -121,6 +121,51 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
                             const dra_cel_prepared *dev, int *result,
                             dra_diag *d);
 
+
+/* ---- general environments and values ---------------------------------
+ * Used by the conformance runner, `dractl cel eval` and tests. */
+
+/* The standard environment: the CEL standard library, optionals,
+ * cel.bind, the extension libraries, no variables. |opts| may be NULL.
+ * Caller-owned: dra_cel_env_free. */
+dra_err dra_cel_env_new_std(const dra_mem *mem, const dra_cel_options *opts,
+                            dra_cel_env **out);
+/* Declares variable |name| (copied) of CEL type |type|, written as CEL
+ * prints types: "int", "list(string)", "map(string, dyn)",
+ * "google.protobuf.Timestamp". DRA_EINVAL for a malformed type,
+ * DRA_EEXIST when declared already, DRA_ENOMEM. */
+dra_err dra_cel_env_declare(dra_cel_env *env, const char *name, const char *type);
+/* Sets the container (namespace) names resolve against ("" for none). */
+dra_err dra_cel_env_set_container(dra_cel_env *env, const char *container);
+
+enum {
+    DRA_CEL_DISABLE_CHECK = 1,  /* parse only; names resolve at run time */
+    DRA_CEL_DISABLE_MACROS = 2  /* has(), all() ... are plain calls */
+};
+/* dra_cel_compile with |flags| (DRA_CEL_DISABLE_*). Same errors. */
+dra_err dra_cel_compile_ex(dra_cel_env *env, const char *expr, size_t len,
+                           unsigned flags, dra_cel_program **out, dra_diag *d);
+/* The checked result type as CEL prints it ("bool", "dyn"); borrowed
+ * from the program. */
+const char *dra_cel_program_type(const dra_cel_program *p);
+
+/* Evaluates |p| with variables bound from |bindings|, a map from
+ * variable name to a JSON value (dra_doc: null, bool, int, float, string,
+ * list, map with string keys), and appends the result as a CEL literal
+ * ("1", "\"a\"", "[1, 2]") to |out|. Returns DRA_OK for a value,
+ * DRA_EEVAL for an evaluation error (its message appended to |out| and
+ * |d|), DRA_ECOST, DRA_ENOMEM. |bindings| may be NULL. */
+dra_err dra_cel_eval_json(const dra_cel_program *p, dra_cel_vm *vm,
+                          const dra_doc *bindings, dra_buf *out, dra_diag *d);
+
+/* Runs one cel-spec conformance case, given as the protobuf-JSON form of
+ * cel.expr.conformance.test.SimpleTest (as @bufbuild/cel-spec ships it).
+ * *status: 0 passed, 1 failed, 2 skipped (needs protobuf messages or a
+ * feature the engine does not have); |detail| (may be NULL) gets a short
+ * reason for failures and skips. DRA_OK unless out of memory. */
+dra_err dra_cel_conformance_case(const dra_mem *mem, const dra_doc *test,
+                                 int *status, dra_buf *detail);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,501 @@
+/*
+ * compile.c: checked AST -> flat instruction array plus constant pool.
+ * Recognises the shapes DRA selectors are made of and emits specialised
+ * instructions for them: a device field read (DEV_FIELD), an index or
+ * select by a constant key with its hash precomputed (INDEX_CONST,
+ * SELECT), a comparison with a constant (EQ_CONST), and list building in
+ * map/filter macros that appends in place (APPEND) instead of copying.
+ */
+#include "vm.h"
+
+typedef struct compiler {
+    dra_cel_env *env;
+    dra_cel_program *p;
+    cel_insn *code;
+    size_t ncode, capcode;
+    cel_value *consts;
+    size_t nconsts, capconsts;
+    cel_callsite *calls;
+    size_t ncalls, capcalls;
+    int sp, maxsp;
+    int append_slot;   /* accumulator of the comprehension being built, or -1 */
+    int insert_slot;
+    dra_err rc;
+} compiler;
+
+static void comp(compiler *c, const cel_ast *e);
+
+static int emit(compiler *c, cel_op op, int32_t a, int32_t b, int stack_delta)
+{
+    if (c->rc)
+        return -1;
+    if (dra_grow(c->p->mem, (void **)&c->code, &c->capcode, c->ncode + 1, sizeof *c->code)) {
+        c->rc = DRA_ENOMEM;
+        return -1;
+    }
+    cel_insn *in = &c->code[c->ncode];
+    memset(in, 0, sizeof *in);
+    in->op = (uint8_t)op;
+    in->a = a;
+    in->b = b;
+    c->sp += stack_delta;
+    if (c->sp > c->maxsp)
+        c->maxsp = c->sp;
+    return (int)c->ncode++;
+}
+
+static void patch(compiler *c, int at, int which)
+{
+    if (c->rc || at < 0)
+        return;
+    if (which == 0)
+        c->code[at].a = (int32_t)c->ncode;
+    else
+        c->code[at].b = (int32_t)c->ncode;
+}
+
+static int32_t konst(compiler *c, cel_value v)
+{
+    if (c->rc)
+        return 0;
+    if (dra_grow(c->p->mem, (void **)&c->consts, &c->capconsts, c->nconsts + 1,
+                 sizeof *c->consts)) {
+        c->rc = DRA_ENOMEM;
+        return 0;
+    }
+    if (v.kind == CEL_K_STRING) {
+        size_t cp = cel_utf8_len(v.u.s, v.n);
+        if (cp < 0xFFFF) {
+            v.flags |= CEL_VF_CPLEN;
+            v.pad = (uint16_t)cp;
+        }
+    }
+    c->consts[c->nconsts] = v;
+    return (int32_t)c->nconsts++;
+}
+
+/* ---- call sites --------------------------------------------------------- */
+
+static int8_t kind_of_type(const char *t, const char **tname)
+{
+    static const struct { const char *n; int8_t k; } map[] = {
+        {"int", CEL_K_INT}, {"uint", CEL_K_UINT}, {"double", CEL_K_DOUBLE},
+        {"bool", CEL_K_BOOL}, {"string", CEL_K_STRING}, {"bytes", CEL_K_BYTES},
+        {"null_type", CEL_K_NULL}, {"list", CEL_K_LIST}, {"map", CEL_K_MAP},
+        {"type", CEL_K_TYPE}, {"duration", CEL_K_DURATION},
+        {"google.protobuf.Duration", CEL_K_DURATION}, {"timestamp", CEL_K_TIMESTAMP},
+        {"google.protobuf.Timestamp", CEL_K_TIMESTAMP}, {"optional_type", CEL_K_OPTIONAL},
+        {"kubernetes.Quantity", CEL_K_QUANTITY}, {"kubernetes.Semver", CEL_K_SEMVER}};
+    size_t n = strcspn(t, "(");
+    *tname = NULL;
+    if ((n == 1 && t[0] >= 'A' && t[0] <= 'Z') || (n == 3 && !memcmp(t, "dyn", 3)) ||
+        !strcmp(t, "google.protobuf.Any"))
+        return -1;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strlen(map[i].n) == n && !memcmp(map[i].n, t, n))
+            return map[i].k;
+    *tname = t;
+    return CEL_K_OPAQUE;
+}
+
+/* A call site over |ovs| (those with a C function). -1 on failure. */
+static int32_t callsite(compiler *c, const char *name, size_t nargs,
+                        const cel_overload *const *ovs, size_t n)
+{
+    dra_arena *a = &c->p->arena;
+    cel_callsite *cs;
+    if (c->rc)
+        return -1;
+    if (dra_grow(c->p->mem, (void **)&c->calls, &c->capcalls, c->ncalls + 1, sizeof *c->calls)) {
+        c->rc = DRA_ENOMEM;
+        return -1;
+    }
+    cs = &c->calls[c->ncalls];
+    memset(cs, 0, sizeof *cs);
+    cs->name = name;
+    cs->nargs = (uint8_t)nargs;
+    cs->ovs = dra_arena_array(a, n ? n : 1, sizeof *cs->ovs);
+    cs->kinds = dra_arena_array(a, n ? n : 1, sizeof *cs->kinds);
+    cs->tnames = dra_arena_array(a, n ? n : 1, sizeof *cs->tnames);
+    if (!cs->ovs || !cs->kinds || !cs->tnames) {
+        c->rc = DRA_ENOMEM;
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!ovs[i]->fn)
+            continue;
+        cs->ovs[cs->n] = ovs[i];
+        for (size_t k = 0; k < CEL_MAX_ARGS; k++)
+            cs->kinds[cs->n][k] = ovs[i]->args[k]
+                                      ? kind_of_type(ovs[i]->args[k], &cs->tnames[cs->n][k])
+                                      : -1;
+        cs->n++;
+    }
+    return (int32_t)c->ncalls++;
+}
+
+/* Call site with every library overload of |name| taking |nargs| args
+ * (the fallback of built-in operators). */
+static int32_t op_fallback(compiler *c, const char *name, size_t nargs)
+{
+    const cel_fn_entry *fe = cel_env_fn(c->env, name, strlen(name));
+    const cel_overload *tmp[64];
+    size_t n = 0;
+    if (!fe)
+        return -1;
+    for (size_t i = 0; i < fe->n && n < 64; i++) {
+        size_t na = 0;
+        while (na < CEL_MAX_ARGS && fe->ovs[i]->args[na])
+            na++;
+        if (na == nargs && fe->ovs[i]->fn)
+            tmp[n++] = fe->ovs[i];
+    }
+    return n ? callsite(c, name, nargs, tmp, n) : -1;
+}
+
+/* ---- expressions ------------------------------------------------------------ */
+
+static int is_name(const cel_ast *e, const char *s)
+{
+    return e->namelen == strlen(s) && !memcmp(e->name, s, e->namelen);
+}
+
+static int device_field(compiler *c, const cel_ast *e)
+{
+    const cel_ast *t = e->target;
+    const cel_object_type *ot;
+    if (c->p->env_kind != CEL_ENV_DRA || t->kind != AST_IDENT || t->ref_kind != REF_VAR ||
+        !t->type || t->type->kind != CEL_T_OBJECT || !(ot = t->type->obj) ||
+        c->p->nvars != 1)
+        return -1;
+    for (size_t i = 0; i < ot->nfields; i++)
+        if (is_name(e, ot->field_names[i]))
+            return (int)i;
+    return -1;
+}
+
+static void comp_select(compiler *c, const cel_ast *e)
+{
+    int f;
+    cel_value key = cel_str(e->name, e->namelen);
+    if (e->test_only) {
+        comp(c, e->target);
+        emit(c, CEL_OP_HAS, konst(c, key), 0, 0);
+        return;
+    }
+    f = device_field(c, e);
+    if (f >= 0) {
+        emit(c, CEL_OP_DEV_FIELD, f, 0, 1);
+        return;
+    }
+    comp(c, e->target);
+    emit(c, CEL_OP_SELECT, konst(c, key), 0, 0);
+}
+
+static int is_scalar_const(const cel_ast *e)
+{
+    return e->kind == AST_CONST &&
+           (e->cval.kind == CEL_K_STRING || e->cval.kind == CEL_K_INT ||
+            e->cval.kind == CEL_K_UINT || e->cval.kind == CEL_K_DOUBLE ||
+            e->cval.kind == CEL_K_BOOL || e->cval.kind == CEL_K_NULL ||
+            e->cval.kind == CEL_K_BYTES);
+}
+
+static void comp_equal(compiler *c, const cel_ast *e, int ne)
+{
+    const cel_ast *l = e->args[0], *r = e->args[1];
+    /* x == 'k' compares against the constant; 'k' == x too, except when x
+     * may be an opaque value (then cel-go's asymmetry applies). */
+    if (is_scalar_const(r)) {
+        comp(c, l);
+        emit(c, ne ? CEL_OP_NE_CONST : CEL_OP_EQ_CONST, konst(c, r->cval), 0, 0);
+        return;
+    }
+    comp(c, l);
+    comp(c, r);
+    emit(c, ne ? CEL_OP_NE : CEL_OP_EQ, 0, 0, -1);
+}
+
+static void comp_logic(compiler *c, const cel_ast *e, int is_and)
+{
+    int j;
+    comp(c, e->args[0]);
+    j = emit(c, is_and ? CEL_OP_JF_KEEP : CEL_OP_JT_KEEP, 0, 0, 0);
+    comp(c, e->args[1]);
+    emit(c, is_and ? CEL_OP_AND : CEL_OP_OR, 0, 0, -1);
+    patch(c, j, 0);
+}
+
+static void comp_cond(compiler *c, const cel_ast *e)
+{
+    int jc, jend;
+    comp(c, e->args[0]);
+    jc = emit(c, CEL_OP_COND, 0, 0, -1);
+    comp(c, e->args[1]);
+    jend = emit(c, CEL_OP_JMP, 0, 0, 0);
+    c->sp--;
+    patch(c, jc, 0);
+    comp(c, e->args[2]);
+    patch(c, jend, 0);
+    patch(c, jc, 1);
+}
+
+/* `@result + [x]` inside a map/filter step appends in place. */
+static int comp_append(compiler *c, const cel_ast *e)
+{
+    const cel_ast *l = e->args[0], *r = e->args[1];
+    if (c->append_slot < 0 || l->kind != AST_IDENT || l->ref_kind != REF_LOCAL ||
+        l->ref != c->append_slot || r->kind != AST_LIST || r->nargs != 1 ||
+        (r->opt && r->opt[0]))
+        return 0;
+    comp(c, r->args[0]);
+    emit(c, CEL_OP_APPEND, c->append_slot, 0, 0);
+    return 1;
+}
+
+static const struct {
+    const char *name;
+    cel_op op;
+    int nargs;
+} binops[] = {
+    {"_<_", CEL_OP_LT, 2}, {"_<=_", CEL_OP_LE, 2}, {"_>_", CEL_OP_GT, 2},
+    {"_>=_", CEL_OP_GE, 2}, {"_+_", CEL_OP_ADD, 2}, {"_-_", CEL_OP_SUB, 2},
+    {"_*_", CEL_OP_MUL, 2}, {"_/_", CEL_OP_DIV, 2}, {"_%_", CEL_OP_MOD, 2},
+    {"@in", CEL_OP_IN, 2}, {"-_", CEL_OP_NEG, 1}, {"!_", CEL_OP_NOT, 1},
+    {"@not_strictly_false", CEL_OP_NOT_STRICTLY_FALSE, 1}};
+
+static int comp_operator(compiler *c, const cel_ast *e)
+{
+    if (e->target)
+        return 0;
+    if (is_name(e, "_&&_") || is_name(e, "_||_")) {
+        comp_logic(c, e, is_name(e, "_&&_"));
+        return 1;
+    }
+    if (is_name(e, "_?_:_")) {
+        comp_cond(c, e);
+        return 1;
+    }
+    if (is_name(e, "_==_") || is_name(e, "_!=_")) {
+        comp_equal(c, e, is_name(e, "_!=_"));
+        return 1;
+    }
+    if (is_name(e, "_[_]")) {
+        comp(c, e->args[0]);
+        if (is_scalar_const(e->args[1]) && e->args[1]->cval.kind != CEL_K_NULL) {
+            emit(c, CEL_OP_INDEX_CONST, konst(c, e->args[1]->cval), 0, 0);
+        } else {
+            comp(c, e->args[1]);
+            emit(c, CEL_OP_INDEX, 0, 0, -1);
+        }
+        return 1;
+    }
+    if (is_name(e, "_[?_]")) {
+        comp(c, e->args[0]);
+        comp(c, e->args[1]);
+        emit(c, CEL_OP_OPT_INDEX, 0, 0, -1);
+        return 1;
+    }
+    if (is_name(e, "_?._")) {
+        comp(c, e->args[0]);
+        emit(c, CEL_OP_OPT_SELECT, konst(c, e->args[1]->cval), 0, 0);
+        return 1;
+    }
+    if (is_name(e, "cel.@mapInsert")) {
+        comp(c, e->args[1]);
+        comp(c, e->args[2]);
+        emit(c, CEL_OP_MAP_INSERT, e->args[0]->ref, 0, -1);
+        return 1;
+    }
+    if (is_name(e, "_+_") && comp_append(c, e))
+        return 1;
+    for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++) {
+        if (!is_name(e, binops[i].name) || (int)e->nargs != binops[i].nargs)
+            continue;
+        int32_t fb = op_fallback(c, binops[i].name, e->nargs);
+        for (size_t k = 0; k < e->nargs; k++)
+            comp(c, e->args[k]);
+        emit(c, binops[i].op, fb, 0, 1 - (int)e->nargs);
+        return 1;
+    }
+    return 0;
+}
+
+static void comp_call(compiler *c, const cel_ast *e)
+{
+    size_t n = e->nargs + (e->target ? 1 : 0);
+    int32_t cs;
+    if (comp_operator(c, e))
+        return;
+    if (e->target)
+        comp(c, e->target);
+    for (size_t i = 0; i < e->nargs; i++)
+        comp(c, e->args[i]);
+    if (e->ncands == 0 && e->type && e->type->kind == CEL_T_DYN) {
+        /* Unchecked: every overload of the name is a candidate. */
+        cs = op_fallback(c, e->name, n);
+        if (cs < 0)
+            cs = callsite(c, e->name, n, NULL, 0);
+    } else {
+        cs = callsite(c, e->name, n, e->cands,
+                      e->ncands);
+    }
+    int at = emit(c, CEL_OP_CALL, cs, 0, 1 - (int)n);
+    if (at >= 0)
+        c->code[at].x = (uint8_t)n;
+}
+
+static int32_t opt_flags(compiler *c, const uint8_t *opt, size_t n)
+{
+    int any = 0;
+    char *f;
+    for (size_t i = 0; opt && i < n; i++)
+        any |= opt[i];
+    if (!any)
+        return -1;
+    f = dra_arena_alloc(&c->p->arena, n);
+    if (!f) {
+        c->rc = DRA_ENOMEM;
+        return -1;
+    }
+    memcpy(f, opt, n);
+    return konst(c, cel_bytes(f, n));
+}
+
+static void comp_comprehension(compiler *c, const cel_ast *e)
+{
+    int init, next, loop, cond, save_append = c->append_slot, save_insert = c->insert_slot;
+    int builder = e->accu_init->kind == AST_LIST && e->accu_init->nargs == 0;
+    int mbuilder = e->accu_init->kind == AST_MAP && e->accu_init->nargs == 0;
+    /* cel.bind: no iteration at all. */
+    if (e->range->kind == AST_LIST && e->range->nargs == 0 && e->cond->kind == AST_CONST &&
+        e->cond->cval.kind == CEL_K_BOOL && !e->cond->cval.u.b) {
+        comp(c, e->accu_init);
+        emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
+        comp(c, e->result);
+        return;
+    }
+    comp(c, e->range);
+    init = emit(c, CEL_OP_ITER_INIT, e->iter_slot, 0, -1);
+    if (builder) {
+        emit(c, CEL_OP_LIST_BUILDER, e->accu_slot, 0, 0);
+    } else if (mbuilder) {
+        emit(c, CEL_OP_MAP_BUILDER, e->accu_slot, 0, 0);
+    } else {
+        comp(c, e->accu_init);
+        emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
+    }
+    loop = (int)c->ncode;
+    next = emit(c, CEL_OP_ITER_NEXT, e->iter_slot, 0, 0);
+    if (next >= 0)
+        c->code[next].x = e->iter_var2 ? 2 : 1;
+    if (!(e->cond->kind == AST_CONST && e->cond->cval.kind == CEL_K_BOOL && e->cond->cval.u.b)) {
+        comp(c, e->cond);
+        cond = emit(c, CEL_OP_LOOP_COND, 0, 0, -1);
+    } else {
+        cond = -1;
+    }
+    c->append_slot = builder ? e->accu_slot : -1;
+    c->insert_slot = mbuilder ? e->accu_slot : -1;
+    comp(c, e->step);
+    c->append_slot = save_append;
+    c->insert_slot = save_insert;
+    emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
+    emit(c, CEL_OP_JMP, loop, 0, 0);
+    patch(c, next, 1);
+    patch(c, cond, 0);
+    comp(c, e->result);
+    c->sp--;
+    patch(c, init, 1);
+    c->sp++;
+}
+
+static void comp(compiler *c, const cel_ast *e)
+{
+    if (c->rc)
+        return;
+    switch (e->kind) {
+    case AST_CONST:
+        emit(c, CEL_OP_CONST, konst(c, e->cval), 0, 1);
+        break;
+    case AST_IDENT:
+        if (e->ref_kind == REF_LOCAL)
+            emit(c, CEL_OP_LOCAL, e->ref, 0, 1);
+        else if (e->ref_kind == REF_VAR)
+            emit(c, CEL_OP_VAR, e->ref, 0, 1);
+        else
+            emit(c, CEL_OP_CONST, konst(c, e->cval), 0, 1);
+        break;
+    case AST_SELECT: comp_select(c, e); break;
+    case AST_CALL: comp_call(c, e); break;
+    case AST_LIST:
+        for (size_t i = 0; i < e->nargs; i++)
+            comp(c, e->args[i]);
+        emit(c, CEL_OP_LIST, (int32_t)e->nargs, opt_flags(c, e->opt, e->nargs),
+             1 - (int)e->nargs);
+        break;
+    case AST_MAP:
+        for (size_t i = 0; i < e->nargs; i++)
+            comp(c, e->args[i]);
+        emit(c, CEL_OP_MAP, (int32_t)(e->nargs / 2), opt_flags(c, e->opt, e->nargs / 2),
+             1 - (int)e->nargs);
+        break;
+    case AST_COMPREHENSION: comp_comprehension(c, e); break;
+    default:
+        c->rc = DRA_EUNSUPPORTED;
+        break;
+    }
+}
+
+/* Patterns compiled once per program: constant regexes. */
+static void precompile_regex(compiler *c)
+{
+    c->p->regex = dra_arena_array(&c->p->arena, c->nconsts ? c->nconsts : 1,
+                                  sizeof *c->p->regex);
+    if (!c->p->regex)
+        c->rc = DRA_ENOMEM;
+}
+
+dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int nlocals,
+                        dra_diag *d, const char *src, size_t len)
+{
+    compiler c;
+    (void)d;
+    (void)src;
+    (void)len;
+    memset(&c, 0, sizeof c);
+    c.env = env;
+    c.p = p;
+    c.append_slot = c.insert_slot = -1;
+    comp(&c, root);
+    emit(&c, CEL_OP_RET, 0, 0, 0);
+    if (!c.rc)
+        precompile_regex(&c);
+    if (!c.rc) {
+        /* Move the growable arrays into the program arena. */
+        p->code = dra_arena_array(&p->arena, c.ncode, sizeof *p->code);
+        p->consts = dra_arena_array(&p->arena, c.nconsts ? c.nconsts : 1, sizeof *p->consts);
+        p->hashes = dra_arena_array(&p->arena, c.nconsts ? c.nconsts : 1, sizeof *p->hashes);
+        p->calls = dra_arena_array(&p->arena, c.ncalls ? c.ncalls : 1, sizeof *p->calls);
+        if (!p->code || !p->consts || !p->hashes || !p->calls) {
+            c.rc = DRA_ENOMEM;
+        } else {
+            memcpy(p->code, c.code, c.ncode * sizeof *p->code);
+            if (c.nconsts)
+                memcpy(p->consts, c.consts, c.nconsts * sizeof *p->consts);
+            if (c.ncalls)
+                memcpy(p->calls, c.calls, c.ncalls * sizeof *p->calls);
+            for (size_t i = 0; i < c.nconsts; i++)
+                p->hashes[i] = cel_value_hash(c.consts[i]);
+            p->ncode = c.ncode;
+            p->nconsts = c.nconsts;
+            p->ncalls = c.ncalls;
+            p->nlocals = nlocals;
+            p->max_stack = c.maxsp + 4;
+        }
+    }
+    dra_free(p->mem, c.code);
+    dra_free(p->mem, c.consts);
+    dra_free(p->mem, c.calls);
+    return c.rc;
+}

@@ -1,0 +1,1059 @@
+/*
+ * vm.c: runs a compiled program. One dispatch switch over a flat
+ * instruction array with a value stack and local slots owned by the VM
+ * (sized once, reused), cost charged per instruction from the opcode
+ * table and checked at loop back-edges and size-dependent operations, and
+ * a scratch arena, reset per evaluation, for the rare allocating
+ * operations. Errors are values that flow through the stack.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "vm.h"
+
+static const uint8_t op_cost[CEL_OP__COUNT] = {
+#define CEL_X_COST(name, cost) cost,
+    CEL_OPCODES(CEL_X_COST)
+#undef CEL_X_COST
+};
+
+static const cel_error e_cost = {"actual cost limit exceeded"};
+static const cel_error e_memlimit = {"memory limit exceeded"};
+static const cel_error e_bad_range = {"expression cannot be range of a comprehension"};
+static const cel_error e_opt_elem = {"cannot initialize optional entry from non-optional value"};
+
+/* ---- allocation helpers for built-ins ------------------------------------- */
+
+void *cel_alloc(cel_ctx *ctx, size_t size)
+{
+    void *p;
+    if (ctx->scratch.total > CEL_SCRATCH_LIMIT || size > CEL_SCRATCH_LIMIT) {
+        ctx->oom = 2;
+        return NULL;
+    }
+    p = dra_arena_alloc(&ctx->scratch, size);
+    if (!p)
+        ctx->oom = 1;
+    return p;
+}
+
+static cel_value nomem(cel_ctx *ctx)
+{
+    return cel_error_value(ctx->oom == 2 ? &e_memlimit : &cel_e_nomem);
+}
+
+cel_value cel_err(cel_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    char buf[256];
+    int n;
+    cel_error *e;
+    char *m;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof buf)
+        n = sizeof buf - 1;
+    e = cel_alloc(ctx, sizeof *e);
+    m = cel_alloc(ctx, (size_t)n + 1);
+    if (!e || !m)
+        return nomem(ctx);
+    memcpy(m, buf, (size_t)n + 1);
+    e->msg = m;
+    return cel_error_value(e);
+}
+
+cel_value cel_str_new(cel_ctx *ctx, const char *s, size_t len)
+{
+    char *p;
+    if (len > UINT32_MAX)
+        return cel_error_value(&e_memlimit);
+    p = cel_alloc(ctx, len + 1);
+    if (!p)
+        return nomem(ctx);
+    if (len)
+        memcpy(p, s, len);
+    p[len] = 0;
+    return cel_str(p, len);
+}
+
+cel_value cel_bytes_new(cel_ctx *ctx, const char *s, size_t len)
+{
+    cel_value v = cel_str_new(ctx, s, len);
+    if (v.kind == CEL_K_STRING)
+        v.kind = CEL_K_BYTES;
+    return v;
+}
+
+cel_value cel_list_new(cel_ctx *ctx, size_t n, cel_value **items)
+{
+    cel_list *l = cel_alloc(ctx, sizeof *l);
+    cel_value *v = n ? cel_alloc(ctx, n * sizeof *v) : NULL;
+    if (!l || (n && !v) || (n && n > SIZE_MAX / sizeof *v))
+        return nomem(ctx);
+    l->n = n;
+    l->v = v;
+    *items = v;
+    return cel_list_value(l);
+}
+
+cel_value cel_map_new(cel_ctx *ctx, size_t n, cel_map_entry **entries)
+{
+    cel_map *m = cel_alloc(ctx, sizeof *m);
+    cel_map_entry *e = n ? cel_alloc(ctx, n * sizeof *e) : NULL;
+    if (!m || (n && !e))
+        return nomem(ctx);
+    m->n = n;
+    m->e = e;
+    m->flags = 0;
+    *entries = e;
+    return cel_map_value(m);
+}
+
+cel_value cel_quantity_new(cel_ctx *ctx, const dra_quantity *q)
+{
+    dra_quantity *b = cel_alloc(ctx, sizeof *b);
+    cel_value v = {0};
+    if (!b)
+        return nomem(ctx);
+    *b = *q;
+    v.kind = CEL_K_QUANTITY;
+    v.u.q = b;
+    return v;
+}
+
+cel_value cel_semver_new(cel_ctx *ctx, const dra_semver *sv)
+{
+    dra_semver *b = cel_alloc(ctx, sizeof *b);
+    cel_value v = {0};
+    if (!b)
+        return nomem(ctx);
+    *b = *sv;
+    v.kind = CEL_K_SEMVER;
+    v.u.sv = b;
+    return v;
+}
+
+cel_value cel_optional_new(cel_ctx *ctx, const cel_value *x)
+{
+    cel_value v = {0};
+    v.kind = CEL_K_OPTIONAL;
+    if (x) {
+        cel_value *b = cel_alloc(ctx, sizeof *b);
+        if (!b)
+            return nomem(ctx);
+        *b = *x;
+        v.u.opt = b;
+    }
+    return v;
+}
+
+cel_value cel_opaque_new(cel_ctx *ctx, const cel_opaque_type *t, const void *data)
+{
+    cel_opaque *o = cel_alloc(ctx, sizeof *o);
+    cel_value v = {0};
+    if (!o)
+        return nomem(ctx);
+    o->type = t;
+    o->data = data;
+    v.kind = CEL_K_OPAQUE;
+    v.u.op = o;
+    return v;
+}
+
+void cel_ctx_charge(cel_ctx *ctx, uint64_t cost)
+{
+    ctx->cost += cost;
+}
+
+uint64_t cel_value_size(cel_value v)
+{
+    switch (v.kind) {
+    case CEL_K_STRING:
+        return (v.flags & CEL_VF_CPLEN) ? v.pad : cel_utf8_len(v.u.s, v.n);
+    case CEL_K_BYTES: return v.n;
+    case CEL_K_LIST: return v.u.list->n;
+    case CEL_K_MAP: return v.u.map->n;
+    default: return 1;
+    }
+}
+
+static uint64_t tenth(uint64_t n)
+{
+    return (n + 9) / 10;
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+static int arg_fits(const cel_callsite *cs, size_t i, size_t k, cel_value v)
+{
+    int8_t want = cs->kinds[i][k];
+    if (want < 0)
+        return 1;
+    if (v.kind != (uint8_t)want)
+        return 0;
+    if (want == CEL_K_OPAQUE && cs->tnames[i][k])
+        return !strcmp(cs->tnames[i][k], v.u.op->type->name);
+    return 1;
+}
+
+cel_value cel_vm_dispatch(cel_ctx *c, const cel_callsite *cs, cel_value *args)
+{
+    size_t n = cs->nargs;
+    for (size_t i = 0; i < cs->n; i++) {
+        const cel_overload *ov = cs->ovs[i];
+        size_t k;
+        if (!(ov->flags & CEL_OV_NONSTRICT))
+            for (k = 0; k < n; k++)
+                if (args[k].kind == CEL_K_ERROR)
+                    return args[k];
+        for (k = 0; k < n; k++)
+            if (!arg_fits(cs, i, k, args[k]))
+                break;
+        if (k < n)
+            continue;
+        cel_value r = ov->fn(c, args, n);
+        c->cost += ov->cost ? ov->cost(args, n, r) : 1;
+        return r;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (args[k].kind == CEL_K_ERROR)
+            return args[k];
+    c->cost += 1;
+    if (cs->n == 0 && cs->name)
+        return cel_err(c, "no such overload: %s", cs->name);
+    return cel_error_value(&cel_e_no_overload);
+}
+
+static cel_value fallback(cel_ctx *c, int32_t cs, cel_value *args)
+{
+    if (cs >= 0)
+        return cel_vm_dispatch(c, &c->prog->calls[cs], args);
+    c->cost += 1;
+    return cel_error_value(&cel_e_no_overload);
+}
+
+/* ---- field selection and indexing ------------------------------------------- */
+
+static cel_value empty_map(void)
+{
+    static const cel_map empty = {0, NULL, 0};
+    return cel_map_value(&empty);
+}
+
+static cel_value no_such_key(cel_ctx *c, cel_value k)
+{
+    dra_buf b;
+    cel_value r;
+    if (k.kind == CEL_K_STRING)
+        return cel_err(c, "no such key: %.*s", (int)(k.n > 200 ? 200 : k.n), k.u.s);
+    dra_buf_init(&b, c->mem);
+    cel_value_format(k, &b);
+    r = b.oom ? nomem(c) : cel_err(c, "no such key: %s", b.p);
+    dra_buf_fini(&b);
+    return r;
+}
+
+static int object_field(const cel_object *o, const char *name, size_t len, cel_value *out)
+{
+    for (size_t i = 0; i < o->type->nfields; i++)
+        if (strlen(o->type->field_names[i]) == len &&
+            !memcmp(o->type->field_names[i], name, len)) {
+            *out = o->fields[i];
+            return 1;
+        }
+    return 0;
+}
+
+static cel_value select_str(cel_ctx *c, cel_value x, cel_value k, uint64_t h)
+{
+    cel_value out;
+    switch (x.kind) {
+    case CEL_K_MAP:
+        if (cel_map_find_str(x.u.map, k.u.s, k.n, h, &out))
+            return out;
+        if (x.u.map->flags & CEL_MAP_MISSING_EMPTY)
+            return empty_map();
+        return no_such_key(c, k);
+    case CEL_K_OBJECT:
+        if (object_field(x.u.obj, k.u.s, k.n, &out))
+            return out;
+        return cel_err(c, "no such field: %.*s", (int)k.n, k.u.s);
+    case CEL_K_ERROR:
+        return x;
+    case CEL_K_OPTIONAL:
+        if (!x.u.opt)
+            return x;
+        out = *x.u.opt;
+        if (out.kind == CEL_K_MAP && !cel_map_find_str(out.u.map, k.u.s, k.n, h, &out))
+            return cel_optional_new(c, NULL);
+        out = select_str(c, out, k, h);
+        return out.kind == CEL_K_ERROR ? out : cel_optional_new(c, &out);
+    default:
+        return cel_err(c, "type '%s' does not support field selection",
+                       cel_kind_name((cel_kind)x.kind));
+    }
+}
+
+/* A list index as int64 (int, uint, or integral double). */
+static int list_index(cel_value k, int64_t *i)
+{
+    switch (k.kind) {
+    case CEL_K_INT: *i = k.u.i; return 1;
+    case CEL_K_UINT: *i = k.u.u > (uint64_t)INT64_MAX ? -1 : (int64_t)k.u.u; return 1;
+    case CEL_K_DOUBLE:
+        if (k.u.d != trunc(k.u.d) || !(fabs(k.u.d) < 9e18))
+            return 0;
+        *i = (int64_t)k.u.d;
+        return 1;
+    default: return 0;
+    }
+}
+
+static cel_value index_value(cel_ctx *c, cel_value x, cel_value k)
+{
+    cel_value out;
+    int64_t i;
+    if (x.kind == CEL_K_ERROR)
+        return x;
+    if (k.kind == CEL_K_ERROR)
+        return k;
+    switch (x.kind) {
+    case CEL_K_LIST:
+        if (!list_index(k, &i))
+            return k.kind == CEL_K_DOUBLE ? cel_err(c, "unsupported index value")
+                                          : cel_error_value(&cel_e_no_overload);
+        if (i < 0 || (uint64_t)i >= x.u.list->n)
+            return cel_err(c, "index out of bounds: %lld", (long long)i);
+        return x.u.list->v[i];
+    case CEL_K_MAP:
+        if (k.kind != CEL_K_STRING && k.kind != CEL_K_INT && k.kind != CEL_K_UINT &&
+            k.kind != CEL_K_BOOL && k.kind != CEL_K_DOUBLE)
+            return cel_err(c, "unsupported key type");
+        if (cel_map_find(x.u.map, k, &out))
+            return out;
+        if (x.u.map->flags & CEL_MAP_MISSING_EMPTY)
+            return empty_map();
+        return no_such_key(c, k);
+    case CEL_K_OBJECT:
+        if (k.kind == CEL_K_STRING)
+            return select_str(c, x, k, 0);
+        return cel_error_value(&cel_e_no_overload);
+    case CEL_K_OPTIONAL:
+        if (!x.u.opt)
+            return x;
+        out = *x.u.opt;
+        if (out.kind == CEL_K_MAP && !cel_map_find(out.u.map, k, &out))
+            return cel_optional_new(c, NULL);
+        if (out.kind == CEL_K_LIST && list_index(k, &i) &&
+            (i < 0 || (uint64_t)i >= out.u.list->n))
+            return cel_optional_new(c, NULL);
+        out = index_value(c, out, k);
+        return out.kind == CEL_K_ERROR ? out : cel_optional_new(c, &out);
+    default:
+        return cel_error_value(&cel_e_no_overload);
+    }
+}
+
+static cel_value has_field(cel_ctx *c, cel_value x, cel_value k)
+{
+    cel_value out;
+    switch (x.kind) {
+    case CEL_K_MAP:
+        if (x.u.map->flags & CEL_MAP_MISSING_EMPTY)
+            return cel_bool(1);
+        return cel_bool(cel_map_find(x.u.map, k, &out));
+    case CEL_K_OBJECT:
+        if (object_field(x.u.obj, k.u.s, k.n, &out))
+            return cel_bool(1);
+        return cel_err(c, "no such field: %.*s", (int)k.n, k.u.s);
+    case CEL_K_ERROR: return x;
+    case CEL_K_OPTIONAL:
+        if (!x.u.opt)
+            return cel_bool(0);
+        return has_field(c, *x.u.opt, k);
+    default:
+        return cel_err(c, "invalid type for field selection");
+    }
+}
+
+/* x.?f and x[?k]. */
+static cel_value opt_index(cel_ctx *c, cel_value x, cel_value k)
+{
+    cel_value out;
+    int64_t i;
+    if (x.kind == CEL_K_ERROR)
+        return x;
+    if (k.kind == CEL_K_ERROR)
+        return k;
+    if (x.kind == CEL_K_OPTIONAL) {
+        if (!x.u.opt)
+            return x;
+        x = *x.u.opt;
+    }
+    switch (x.kind) {
+    case CEL_K_MAP:
+        if (cel_map_find(x.u.map, k, &out))
+            return cel_optional_new(c, &out);
+        if (x.u.map->flags & CEL_MAP_MISSING_EMPTY) {
+            out = empty_map();
+            return cel_optional_new(c, &out);
+        }
+        return cel_optional_new(c, NULL);
+    case CEL_K_LIST:
+        if (!list_index(k, &i))
+            return cel_error_value(&cel_e_no_overload);
+        if (i < 0 || (uint64_t)i >= x.u.list->n)
+            return cel_optional_new(c, NULL);
+        return cel_optional_new(c, &x.u.list->v[i]);
+    case CEL_K_OBJECT:
+        if (k.kind == CEL_K_STRING && object_field(x.u.obj, k.u.s, k.n, &out))
+            return cel_optional_new(c, &out);
+        return cel_optional_new(c, NULL);
+    default:
+        return cel_error_value(&cel_e_no_overload);
+    }
+}
+
+/* ---- operators ---------------------------------------------------------------- */
+
+static uint64_t cmp_cost(cel_value a, cel_value b)
+{
+    if ((a.kind == CEL_K_STRING || a.kind == CEL_K_BYTES || a.kind == CEL_K_LIST ||
+         a.kind == CEL_K_MAP) ||
+        (b.kind == CEL_K_STRING || b.kind == CEL_K_BYTES || b.kind == CEL_K_LIST ||
+         b.kind == CEL_K_MAP)) {
+        uint64_t x = cel_value_size(a), y = cel_value_size(b);
+        return tenth(x < y ? x : y);
+    }
+    return 1;
+}
+
+static cel_value op_equal(cel_value a, cel_value b, int ne)
+{
+    int r;
+    if (a.kind == CEL_K_ERROR)
+        return a;
+    if (b.kind == CEL_K_ERROR)
+        return b;
+    r = cel_value_equal(a, b);
+    if (r < 0)
+        return cel_error_value(&cel_e_no_overload);
+    return cel_bool(ne ? !r : r);
+}
+
+static cel_value op_order(cel_ctx *c, cel_value *args, int32_t fb, int which)
+{
+    int cmp;
+    if (args[0].kind == CEL_K_ERROR)
+        return args[0];
+    if (args[1].kind == CEL_K_ERROR)
+        return args[1];
+    if (cel_value_compare(args[0], args[1], &cmp) < 0)
+        return fallback(c, fb, args);
+    c->cost += cmp_cost(args[0], args[1]);
+    if (cmp == 2)
+        return cel_bool(0);
+    switch (which) {
+    case 0: return cel_bool(cmp < 0);
+    case 1: return cel_bool(cmp <= 0);
+    case 2: return cel_bool(cmp > 0);
+    default: return cel_bool(cmp >= 0);
+    }
+}
+
+static cel_value concat(cel_ctx *c, cel_value a, cel_value b)
+{
+    char *p;
+    uint64_t cost = tenth(cel_value_size(a) + cel_value_size(b));
+    c->cost += cost;
+    if (c->cost > c->limit)
+        return cel_error_value(&e_cost);
+    if ((uint64_t)a.n + b.n > UINT32_MAX)
+        return cel_error_value(&e_memlimit);
+    p = cel_alloc(c, (size_t)a.n + b.n + 1);
+    if (!p)
+        return nomem(c);
+    if (a.n)
+        memcpy(p, a.u.s, a.n);
+    if (b.n)
+        memcpy(p + a.n, b.u.s, b.n);
+    p[a.n + b.n] = 0;
+    a.u.s = p;
+    a.n += b.n;
+    a.flags = 0;
+    return a;
+}
+
+static cel_value list_concat(cel_ctx *c, cel_value a, cel_value b)
+{
+    cel_value *v, r;
+    size_t na = a.u.list->n, nb = b.u.list->n;
+    if (!nb)
+        return a;
+    if (!na)
+        return b;
+    r = cel_list_new(c, na + nb, &v);
+    if (r.kind == CEL_K_ERROR)
+        return r;
+    memcpy(v, a.u.list->v, na * sizeof *v);
+    memcpy(v + na, b.u.list->v, nb * sizeof *v);
+    return r;
+}
+
+static cel_value op_add(cel_ctx *c, cel_value *args, int32_t fb)
+{
+    cel_value a = args[0], b = args[1];
+    int64_t i;
+    uint64_t u;
+    if (a.kind == CEL_K_ERROR) return a;
+    if (b.kind == CEL_K_ERROR) return b;
+    switch (a.kind * 32 + b.kind) {
+    case CEL_K_INT * 32 + CEL_K_INT:
+        c->cost++;
+        if (__builtin_add_overflow(a.u.i, b.u.i, &i)) return cel_error_value(&cel_e_overflow);
+        return cel_int(i);
+    case CEL_K_UINT * 32 + CEL_K_UINT:
+        c->cost++;
+        if (__builtin_add_overflow(a.u.u, b.u.u, &u)) return cel_error_value(&cel_e_overflow);
+        return cel_uint(u);
+    case CEL_K_DOUBLE * 32 + CEL_K_DOUBLE: c->cost++; return cel_double(a.u.d + b.u.d);
+    case CEL_K_STRING * 32 + CEL_K_STRING:
+    case CEL_K_BYTES * 32 + CEL_K_BYTES: return concat(c, a, b);
+    case CEL_K_LIST * 32 + CEL_K_LIST: c->cost++; return list_concat(c, a, b);
+    default: return fallback(c, fb, args);
+    }
+}
+
+static cel_value op_sub(cel_ctx *c, cel_value *args, int32_t fb)
+{
+    cel_value a = args[0], b = args[1];
+    int64_t i;
+    uint64_t u;
+    if (a.kind == CEL_K_ERROR) return a;
+    if (b.kind == CEL_K_ERROR) return b;
+    c->cost++;
+    switch (a.kind * 32 + b.kind) {
+    case CEL_K_INT * 32 + CEL_K_INT:
+        if (__builtin_sub_overflow(a.u.i, b.u.i, &i)) return cel_error_value(&cel_e_overflow);
+        return cel_int(i);
+    case CEL_K_UINT * 32 + CEL_K_UINT:
+        if (__builtin_sub_overflow(a.u.u, b.u.u, &u)) return cel_error_value(&cel_e_overflow);
+        return cel_uint(u);
+    case CEL_K_DOUBLE * 32 + CEL_K_DOUBLE: return cel_double(a.u.d - b.u.d);
+    default: c->cost--; return fallback(c, fb, args);
+    }
+}
+
+static cel_value op_muldiv(cel_ctx *c, cel_value *args, int32_t fb, int op)
+{
+    cel_value a = args[0], b = args[1];
+    int64_t i;
+    uint64_t u;
+    if (a.kind == CEL_K_ERROR) return a;
+    if (b.kind == CEL_K_ERROR) return b;
+    c->cost++;
+    if (a.kind == CEL_K_INT && b.kind == CEL_K_INT) {
+        if (op == 0) {
+            if (__builtin_mul_overflow(a.u.i, b.u.i, &i)) return cel_error_value(&cel_e_overflow);
+            return cel_int(i);
+        }
+        if (b.u.i == 0) return cel_error_value(op == 1 ? &cel_e_div_zero : &cel_e_mod_zero);
+        if (a.u.i == INT64_MIN && b.u.i == -1) return cel_error_value(&cel_e_overflow);
+        return cel_int(op == 1 ? a.u.i / b.u.i : a.u.i % b.u.i);
+    }
+    if (a.kind == CEL_K_UINT && b.kind == CEL_K_UINT) {
+        if (op == 0) {
+            if (__builtin_mul_overflow(a.u.u, b.u.u, &u)) return cel_error_value(&cel_e_overflow);
+            return cel_uint(u);
+        }
+        if (b.u.u == 0) return cel_error_value(op == 1 ? &cel_e_div_zero : &cel_e_mod_zero);
+        return cel_uint(op == 1 ? a.u.u / b.u.u : a.u.u % b.u.u);
+    }
+    if (a.kind == CEL_K_DOUBLE && b.kind == CEL_K_DOUBLE && op < 2)
+        return cel_double(op == 0 ? a.u.d * b.u.d : a.u.d / b.u.d);
+    c->cost--;
+    return fallback(c, fb, args);
+}
+
+static cel_value op_in(cel_ctx *c, cel_value *args, int32_t fb)
+{
+    cel_value x = args[0], col = args[1], out;
+    if (x.kind == CEL_K_ERROR) return x;
+    if (col.kind == CEL_K_ERROR) return col;
+    if (col.kind == CEL_K_LIST) {
+        c->cost += col.u.list->n;
+        for (size_t i = 0; i < col.u.list->n; i++)
+            if (cel_value_equal(x, col.u.list->v[i]) == 1)
+                return cel_bool(1);
+        return cel_bool(0);
+    }
+    if (col.kind == CEL_K_MAP) {
+        c->cost++;
+        if (x.kind != CEL_K_STRING && x.kind != CEL_K_INT && x.kind != CEL_K_UINT &&
+            x.kind != CEL_K_BOOL && x.kind != CEL_K_DOUBLE)
+            return cel_bool(0);
+        return cel_bool(cel_map_find(col.u.map, x, &out));
+    }
+    return fallback(c, fb, args);
+}
+
+/* a && b after a was not false; b is on top. */
+static cel_value op_and(cel_value a, cel_value b, int is_and)
+{
+    int absorb = !is_and; /* the value that decides: false for &&, true for || */
+    if (b.kind == CEL_K_BOOL && b.u.b == absorb)
+        return b;
+    if (a.kind == CEL_K_BOOL) {
+        if (b.kind == CEL_K_BOOL || b.kind == CEL_K_ERROR)
+            return b;
+        return cel_error_value(&cel_e_no_overload);
+    }
+    if (a.kind == CEL_K_ERROR)
+        return a;
+    return b.kind == CEL_K_ERROR ? b : cel_error_value(&cel_e_no_overload);
+}
+
+/* ---- aggregates ------------------------------------------------------------------ */
+
+static cel_value make_list(cel_ctx *c, cel_value *items, size_t n, int32_t flags)
+{
+    cel_value *v, r;
+    const uint8_t *f = flags >= 0 ? (const uint8_t *)c->prog->consts[flags].u.s : NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (items[i].kind == CEL_K_ERROR)
+            return items[i];
+        if (f && f[i] && items[i].kind != CEL_K_OPTIONAL)
+            return cel_error_value(&e_opt_elem);
+    }
+    r = cel_list_new(c, n, &v);
+    if (r.kind == CEL_K_ERROR)
+        return r;
+    for (size_t i = 0; i < n; i++) {
+        if (f && f[i]) {
+            if (items[i].u.opt)
+                v[m++] = *items[i].u.opt;
+        } else {
+            v[m++] = items[i];
+        }
+    }
+    ((cel_list *)r.u.list)->n = m;
+    return r;
+}
+
+static int valid_key(cel_value k)
+{
+    return k.kind == CEL_K_STRING || k.kind == CEL_K_INT || k.kind == CEL_K_UINT ||
+           k.kind == CEL_K_BOOL;
+}
+
+static cel_value make_map(cel_ctx *c, cel_value *kv, size_t n, int32_t flags)
+{
+    cel_map_entry *e;
+    cel_value r, dummy;
+    const uint8_t *f = flags >= 0 ? (const uint8_t *)c->prog->consts[flags].u.s : NULL;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (kv[i].kind == CEL_K_ERROR)
+            return kv[i];
+    r = cel_map_new(c, n, &e);
+    if (r.kind == CEL_K_ERROR)
+        return r;
+    cel_map *m = (cel_map *)r.u.map;
+    m->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        cel_value k = kv[2 * i], v = kv[2 * i + 1];
+        if (!valid_key(k))
+            return cel_err(c, "unsupported key type: %s", cel_kind_name((cel_kind)k.kind));
+        if (f && f[i]) {
+            if (v.kind != CEL_K_OPTIONAL)
+                return cel_error_value(&e_opt_elem);
+            if (!v.u.opt)
+                continue;
+            v = *v.u.opt;
+        }
+        if (cel_map_find(m, k, &dummy))
+            return cel_err(c, "Failed with repeated key");
+        cel_map_entry_set(&e[m->n++], k, v);
+    }
+    return r;
+}
+
+/* Growable list used as a map/filter accumulator; only the VM sees it
+ * mutable (the accumulator name is not reachable from user code). */
+typedef struct list_builder {
+    cel_list l;
+    size_t cap;
+} list_builder;
+
+static cel_value builder_new(cel_ctx *c)
+{
+    list_builder *b = cel_alloc(c, sizeof *b);
+    if (!b)
+        return nomem(c);
+    memset(b, 0, sizeof *b);
+    return cel_list_value(&b->l);
+}
+
+static cel_value builder_append(cel_ctx *c, cel_value acc, cel_value item)
+{
+    list_builder *b = (list_builder *)acc.u.list;
+    if (b->l.n == b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 8;
+        cel_value *nv = cel_alloc(c, ncap * sizeof *nv);
+        if (!nv)
+            return nomem(c);
+        if (b->l.n)
+            memcpy(nv, b->l.v, b->l.n * sizeof *nv);
+        b->l.v = nv;
+        b->cap = ncap;
+    }
+    ((cel_value *)b->l.v)[b->l.n++] = item;
+    return acc;
+}
+
+typedef struct map_builder {
+    cel_map m;
+    size_t cap;
+} map_builder;
+
+static cel_value mbuilder_new(cel_ctx *c)
+{
+    map_builder *b = cel_alloc(c, sizeof *b);
+    if (!b)
+        return nomem(c);
+    memset(b, 0, sizeof *b);
+    return cel_map_value(&b->m);
+}
+
+static cel_value mbuilder_insert(cel_ctx *c, cel_value acc, cel_value k, cel_value v)
+{
+    map_builder *b = (map_builder *)acc.u.map;
+    cel_value dummy;
+    if (cel_map_find(&b->m, k, &dummy))
+        return cel_err(c, "insert failed: key already exists");
+    if (b->m.n == b->cap) {
+        size_t ncap = b->cap ? b->cap * 2 : 8;
+        cel_map_entry *ne = cel_alloc(c, ncap * sizeof *ne);
+        if (!ne)
+            return nomem(c);
+        if (b->m.n)
+            memcpy(ne, b->m.e, b->m.n * sizeof *ne);
+        b->m.e = ne;
+        b->cap = ncap;
+    }
+    cel_map_entry_set((cel_map_entry *)&b->m.e[b->m.n++], k, v);
+    return acc;
+}
+
+/* ---- the interpreter ------------------------------------------------------------- */
+
+static dra_err reserve(cel_ctx *c, const dra_cel_program *p)
+{
+    size_t need_stack = (size_t)p->max_stack, need_locals = (size_t)p->nlocals + 1;
+    if (need_stack > c->stack_cap &&
+        dra_grow(c->mem, (void **)&c->stack, &c->stack_cap, need_stack, sizeof *c->stack))
+        return DRA_ENOMEM;
+    if (need_locals > c->locals_cap &&
+        dra_grow(c->mem, (void **)&c->locals, &c->locals_cap, need_locals, sizeof *c->locals))
+        return DRA_ENOMEM;
+    return DRA_OK;
+}
+
+static cel_value iter_init(cel_ctx *c, cel_value r, cel_value *loc)
+{
+    if (r.kind == CEL_K_ERROR)
+        return r;
+    if (r.kind != CEL_K_LIST && r.kind != CEL_K_MAP)
+        return cel_error_value(&e_bad_range);
+    loc[0] = r;
+    loc[1] = cel_int(0);
+    (void)c;
+    return cel_null();
+}
+
+/* Next element into loc[2] (and loc[3]); 0 when done. */
+static int iter_next(cel_value *loc, int two)
+{
+    uint64_t i = (uint64_t)loc[1].u.i;
+    if (loc[0].kind == CEL_K_LIST) {
+        const cel_list *l = loc[0].u.list;
+        if (i >= l->n)
+            return 0;
+        if (two) {
+            loc[2] = cel_int((int64_t)i);
+            loc[3] = l->v[i];
+        } else {
+            loc[2] = l->v[i];
+        }
+    } else {
+        const cel_map *m = loc[0].u.map;
+        if (i >= m->n)
+            return 0;
+        loc[2] = m->e[i].k;
+        loc[3] = m->e[i].v;
+    }
+    loc[1].u.i++;
+    return 1;
+}
+
+cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, dra_err *rc)
+{
+    const cel_insn *code = p->code, *in;
+    const cel_value *k = p->consts;
+    cel_value *sp, *loc, r;
+    uint64_t cost = 0, limit = p->cost_limit;
+    if (reserve(c, p)) {
+        *rc = DRA_ENOMEM;
+        return cel_error_value(&cel_e_nomem);
+    }
+    if (c->scratch.used)
+        dra_arena_reset(&c->scratch);
+    c->prog = p;
+    c->vars = vars;
+    c->oom = 0;
+    c->limit = limit;
+    sp = c->stack - 1;
+    loc = c->locals;
+    in = code;
+    for (;;) {
+        cost += op_cost[in->op];
+        switch ((cel_op)in->op) {
+        /* CONST a: push constant a. */
+        case CEL_OP_CONST: *++sp = k[in->a]; break;
+        /* VAR a: push activation variable a. */
+        case CEL_OP_VAR: *++sp = vars[in->a]; break;
+        /* LOCAL a / LOCAL_RAW a: push local slot a. */
+        case CEL_OP_LOCAL:
+        case CEL_OP_LOCAL_RAW: *++sp = loc[in->a]; break;
+        /* STORE a: pop into local slot a. */
+        case CEL_OP_STORE: loc[in->a] = *sp--; break;
+        /* POP: drop the top. */
+        case CEL_OP_POP: sp--; break;
+        /* DEV_FIELD a: field a of the device object (variable 0). */
+        case CEL_OP_DEV_FIELD: *++sp = vars[0].u.obj->fields[in->a]; break;
+        /* SELECT a: top.f with f = constant string a (hash precomputed). */
+        case CEL_OP_SELECT: *sp = select_str(c, *sp, k[in->a], p->hashes[in->a]); break;
+        /* HAS a: has(top.f). */
+        case CEL_OP_HAS: *sp = has_field(c, *sp, k[in->a]); break;
+        /* OPT_SELECT a: top.?f. */
+        case CEL_OP_OPT_SELECT: *sp = opt_index(c, *sp, k[in->a]); break;
+        /* INDEX: x[k] with k on top. */
+        case CEL_OP_INDEX: sp--; *sp = index_value(c, sp[0], sp[1]); break;
+        /* INDEX_CONST a: top[constant a]; string keys use the hash. */
+        case CEL_OP_INDEX_CONST:
+            if (k[in->a].kind == CEL_K_STRING && (sp->kind == CEL_K_MAP || sp->kind == CEL_K_OBJECT))
+                *sp = select_str(c, *sp, k[in->a], p->hashes[in->a]);
+            else
+                *sp = index_value(c, *sp, k[in->a]);
+            break;
+        /* OPT_INDEX: x[?k]. */
+        case CEL_OP_OPT_INDEX: sp--; *sp = opt_index(c, sp[0], sp[1]); break;
+        /* EQ / NE: CEL equality of the top two. */
+        case CEL_OP_EQ:
+        case CEL_OP_NE:
+            sp--;
+            cost += cmp_cost(sp[0], sp[1]);
+            *sp = op_equal(sp[0], sp[1], in->op == CEL_OP_NE);
+            break;
+        /* EQ_CONST a / NE_CONST a: compare the top with constant a. */
+        case CEL_OP_EQ_CONST:
+        case CEL_OP_NE_CONST:
+            if (sp->kind == CEL_K_STRING && k[in->a].kind == CEL_K_STRING) {
+                uint64_t x = cel_value_size(*sp), y = k[in->a].pad;
+                int eq = sp->n == k[in->a].n && !memcmp(sp->u.s, k[in->a].u.s, sp->n);
+                cost += tenth(x < y ? x : y);
+                *sp = cel_bool(in->op == CEL_OP_EQ_CONST ? eq : !eq);
+            } else {
+                cost += cmp_cost(*sp, k[in->a]);
+                *sp = op_equal(*sp, k[in->a], in->op == CEL_OP_NE_CONST);
+            }
+            break;
+        /* LT LE GT GE a: ordering; a is the library fallback call site. */
+        case CEL_OP_LT:
+        case CEL_OP_LE:
+        case CEL_OP_GT:
+        case CEL_OP_GE:
+            sp--;
+            c->cost = cost;
+            *sp = op_order(c, sp, in->a, in->op - CEL_OP_LT);
+            cost = c->cost;
+            break;
+        /* ADD SUB MUL DIV MOD a: arithmetic, checked; a is the fallback. */
+        case CEL_OP_ADD:
+            sp--;
+            c->cost = cost;
+            *sp = op_add(c, sp, in->a);
+            cost = c->cost;
+            if (cost > limit)
+                goto over;
+            break;
+        case CEL_OP_SUB:
+            sp--;
+            c->cost = cost;
+            *sp = op_sub(c, sp, in->a);
+            cost = c->cost;
+            break;
+        case CEL_OP_MUL:
+        case CEL_OP_DIV:
+        case CEL_OP_MOD:
+            sp--;
+            c->cost = cost;
+            *sp = op_muldiv(c, sp, in->a, in->op - CEL_OP_MUL);
+            cost = c->cost;
+            break;
+        /* NEG a: unary minus. */
+        case CEL_OP_NEG:
+            if (sp->kind == CEL_K_INT) {
+                if (sp->u.i == INT64_MIN)
+                    *sp = cel_error_value(&cel_e_overflow);
+                else
+                    sp->u.i = -sp->u.i;
+            } else if (sp->kind == CEL_K_DOUBLE) {
+                sp->u.d = -sp->u.d;
+            } else if (sp->kind != CEL_K_ERROR) {
+                c->cost = cost;
+                *sp = fallback(c, in->a, sp);
+                cost = c->cost - 1;
+            }
+            break;
+        /* NOT: logical not of a bool. */
+        case CEL_OP_NOT:
+            if (sp->kind == CEL_K_BOOL)
+                sp->u.b = !sp->u.b;
+            else if (sp->kind != CEL_K_ERROR)
+                *sp = cel_error_value(&cel_e_no_overload);
+            break;
+        /* IN a: x in list/map. */
+        case CEL_OP_IN:
+            sp--;
+            c->cost = cost;
+            *sp = op_in(c, sp, in->a);
+            cost = c->cost;
+            break;
+        /* JMP a: jump; a backward jump is a loop edge, where cost is checked. */
+        case CEL_OP_JMP:
+            in = code + in->a;
+            if (cost > limit)
+                goto over;
+            continue;
+        /* JF_KEEP a / JT_KEEP a: short-circuit && / || keeping the top. */
+        case CEL_OP_JF_KEEP:
+            if (sp->kind == CEL_K_BOOL && !sp->u.b) {
+                in = code + in->a;
+                continue;
+            }
+            break;
+        case CEL_OP_JT_KEEP:
+            if (sp->kind == CEL_K_BOOL && sp->u.b) {
+                in = code + in->a;
+                continue;
+            }
+            break;
+        /* AND / OR: combine with error absorption (commutative). */
+        case CEL_OP_AND:
+        case CEL_OP_OR:
+            sp--;
+            *sp = op_and(sp[0], sp[1], in->op == CEL_OP_AND);
+            break;
+        /* COND a b: pop the condition; false jumps to a; a non-bool pushes
+         * an error and jumps to b (the end). */
+        case CEL_OP_COND:
+            r = *sp--;
+            if (r.kind == CEL_K_BOOL) {
+                if (!r.u.b) {
+                    in = code + in->a;
+                    continue;
+                }
+                break;
+            }
+            *++sp = r.kind == CEL_K_ERROR ? r : cel_error_value(&cel_e_no_overload);
+            in = code + in->b;
+            continue;
+        /* NOT_STRICTLY_FALSE: true unless the top is false. */
+        case CEL_OP_NOT_STRICTLY_FALSE:
+            *sp = cel_bool(!(sp->kind == CEL_K_BOOL && !sp->u.b));
+            break;
+        /* CALL a x: call site a with x arguments. */
+        case CEL_OP_CALL:
+            sp -= in->x - 1;
+            c->cost = cost;
+            *sp = cel_vm_dispatch(c, &p->calls[in->a], sp);
+            cost = c->cost;
+            if (cost > limit)
+                goto over;
+            break;
+        /* LIST a b: a items into a list; b = optional-element flags. */
+        case CEL_OP_LIST:
+            sp -= in->a - 1;
+            *sp = make_list(c, sp, (size_t)in->a, in->b);
+            break;
+        /* MAP a b: a key/value pairs into a map. */
+        case CEL_OP_MAP:
+            sp -= 2 * in->a - 1;
+            *sp = make_map(c, sp, (size_t)in->a, in->b);
+            break;
+        /* ITER_INIT a b: pop the range into slots a, a+1; bad range: push
+         * an error and jump to b. */
+        case CEL_OP_ITER_INIT:
+            r = iter_init(c, *sp--, loc + in->a);
+            if (r.kind == CEL_K_ERROR) {
+                *++sp = r;
+                in = code + in->b;
+                continue;
+            }
+            break;
+        /* ITER_NEXT a b x: next element into slot a+2 (and a+3); done: b. */
+        case CEL_OP_ITER_NEXT:
+            if (!iter_next(loc + in->a, in->x == 2)) {
+                in = code + in->b;
+                continue;
+            }
+            break;
+        /* LOOP_COND a: pop; leave the loop (to a) unless true. */
+        case CEL_OP_LOOP_COND:
+            r = *sp--;
+            if (!(r.kind == CEL_K_BOOL && r.u.b)) {
+                in = code + in->a;
+                continue;
+            }
+            break;
+        /* LIST_BUILDER a: an empty appendable list in slot a. */
+        case CEL_OP_LIST_BUILDER: loc[in->a] = builder_new(c); break;
+        /* APPEND a: append the top to the builder in slot a; push it. */
+        case CEL_OP_APPEND:
+            if (loc[in->a].kind != CEL_K_ERROR)
+                loc[in->a] = sp->kind == CEL_K_ERROR ? *sp : builder_append(c, loc[in->a], *sp);
+            *sp = loc[in->a];
+            break;
+        case CEL_OP_MAP_BUILDER: loc[in->a] = mbuilder_new(c); break;
+        /* MAP_INSERT a: insert key, value (top) into the map in slot a. */
+        case CEL_OP_MAP_INSERT:
+            sp--;
+            if (loc[in->a].kind != CEL_K_ERROR) {
+                if (sp[0].kind == CEL_K_ERROR || sp[1].kind == CEL_K_ERROR)
+                    loc[in->a] = sp[0].kind == CEL_K_ERROR ? sp[0] : sp[1];
+                else
+                    loc[in->a] = mbuilder_insert(c, loc[in->a], sp[0], sp[1]);
+            }
+            *sp = loc[in->a];
+            break;
+        /* RET: the top is the result. */
+        case CEL_OP_RET:
+            c->last_cost = cost;
+            if (cost > limit)
+                goto over;
+            *rc = c->oom == 1 ? DRA_ENOMEM : DRA_OK;
+            return *sp;
+        default:
+            goto over;
+        }
+        in++;
+    }
+over:
+    c->last_cost = cost;
+    *rc = DRA_ECOST;
+    return cel_error_value(&e_cost);
+}

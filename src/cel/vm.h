@@ -1,0 +1,108 @@
+/*
+ * vm.h: the compiled program and the evaluation state shared by
+ * compile.c (which fills a program) and vm.c (which runs it).
+ */
+#ifndef DRA_CEL_VM_H
+#define DRA_CEL_VM_H
+
+#include "ast.h"
+#include "opcodes.h"
+
+typedef struct cel_insn {
+    uint8_t op;  /* cel_op */
+    uint8_t x;   /* small operand (e.g. argument count) */
+    uint16_t y;
+    int32_t a, b;
+} cel_insn;
+
+/* A call site: the overloads that may apply, with their argument kinds
+ * pre-decoded (-1 accepts any kind) for fast runtime selection. */
+typedef struct cel_callsite {
+    const char *name;
+    uint8_t nargs;
+    uint8_t n;
+    const cel_overload **ovs;
+    int8_t (*kinds)[CEL_MAX_ARGS];
+    const char *(*tnames)[CEL_MAX_ARGS]; /* opaque type names, else NULL */
+} cel_callsite;
+
+/* Value flag: pad holds the string's code-point count (cost tracking). */
+#define CEL_VF_CPLEN 1u
+
+struct dra_cel_program {
+    int refs;
+    const dra_mem *mem;
+    dra_arena arena;
+    cel_insn *code;
+    size_t ncode;
+    cel_value *consts;
+    uint64_t *hashes;          /* per constant: cel_value_hash */
+    const cel_regex **regex;   /* per constant string used as a pattern */
+    size_t nconsts;
+    cel_callsite *calls;
+    size_t ncalls;
+    const char **vars;         /* names of the activation variables */
+    size_t nvars;
+    int nlocals;
+    int max_stack;
+    uint64_t cost_estimate;
+    uint64_t cost_limit;
+    const cel_type *result_type;
+    cel_env_kind env_kind;
+    dra_cel_options opts;
+    int dra_any_result;        /* DRA: result may be dyn, checked at runtime */
+};
+
+typedef struct cel_regex_cache_entry {
+    char *pat;
+    size_t len;
+    cel_regex *re;
+} cel_regex_cache_entry;
+
+#define CEL_REGEX_CACHE 8
+#define CEL_SCRATCH_LIMIT ((size_t)256 << 20) /* bytes per evaluation */
+
+struct cel_ctx {
+    const dra_mem *mem;
+    dra_arena scratch;
+    cel_value *stack;
+    size_t stack_cap;
+    cel_value *locals;
+    size_t locals_cap;
+    uint64_t cost, limit, last_cost;
+    const dra_cel_program *prog;
+    const cel_value *vars;   /* activation, prog->nvars values */
+    const dra_cel_options *opts;
+    cel_regex_cache_entry rcache[CEL_REGEX_CACHE];
+    unsigned rnext;
+    int cost_exceeded;
+    int oom;
+};
+
+struct dra_cel_vm {
+    cel_ctx c;
+};
+
+/* Runs |p| with |vars| (p->nvars values). Returns the result value (an
+ * error value on failure); *rc is DRA_OK, DRA_ECOST or DRA_ENOMEM. */
+CEL_FUNC cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
+                              dra_err *rc);
+/* Compiles a checked AST into |p| (whose arena and env fields are set). */
+CEL_FUNC dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root,
+                                 int nlocals, dra_diag *d, const char *src, size_t len);
+CEL_FUNC void cel_regex_free(const dra_mem *mem, cel_regex *re);
+/* Compiles an RE2 pattern; NULL with *rc (DRA_EPARSE, DRA_ELIMIT,
+ * DRA_ENOMEM) and Go's message in |why|. */
+CEL_FUNC cel_regex *cel_regex_compile(const dra_mem *mem, const char *pat, size_t len,
+                                      dra_buf *why, dra_err *rc);
+/* Runs the call site |cs| on |args| (runtime overload selection). */
+CEL_FUNC cel_value cel_vm_dispatch(cel_ctx *c, const cel_callsite *cs, cel_value *args);
+CEL_FUNC void cel_format_double(double d, char *out, size_t size);
+CEL_FUNC void cel_format_duration(int64_t ns, char *out, size_t size);
+CEL_FUNC void cel_format_timestamp(int64_t sec, uint32_t nanos, char *out, size_t size);
+CEL_FUNC void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+CEL_FUNC int64_t cel_days_from_civil(int64_t y, unsigned m, unsigned d);
+/* Value size for cost tracking: code points, bytes, entries; else 1. */
+CEL_FUNC uint64_t cel_value_size(cel_value v);
+
+#endif

@@ -1,0 +1,312 @@
+/* The DRA selector environment: device fields, attribute domains, the
+ * "no such key" and empty-domain rules, capacity quantities, semver
+ * attributes, result typing, cost limits, and no allocation per
+ * evaluation. */
+#include "dra_test.h"
+
+#include "dra/cel.h"
+
+typedef struct fixture {
+    dra_cel_env *env;
+    dra_cel_vm *vm;
+    dra_cel_prepared *dev;
+    dra_cel_attr attrs[8];
+    dra_cel_capacity caps[2];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    dra_cel_device dev = {0};
+    assert_non_null(f);
+    f->attrs[0] = (dra_cel_attr){.name = "type", .kind = DRA_CEL_ATTR_STRING, .s = "gpu"};
+    f->attrs[1] = (dra_cel_attr){.name = "productName", .kind = DRA_CEL_ATTR_STRING,
+                                 .s = "NVIDIA H100 80GB HBM3"};
+    f->attrs[2] = (dra_cel_attr){.name = "gpu.nvidia.com/index", .kind = DRA_CEL_ATTR_INT,
+                                 .i = 3};
+    f->attrs[3] = (dra_cel_attr){.name = "resource.kubernetes.io/pciBusID",
+                                 .kind = DRA_CEL_ATTR_STRING, .s = "0000:07:00.0"};
+    f->attrs[4] = (dra_cel_attr){.name = "mig", .kind = DRA_CEL_ATTR_BOOL, .b = 1};
+    f->attrs[5] = (dra_cel_attr){.name = "driverVersion", .kind = DRA_CEL_ATTR_VERSION,
+                                 .s = "550.54.15"};
+    assert_int_equal(dra_semver_parse("550.54.15", 9, &f->attrs[5].version), DRA_OK);
+    f->attrs[6] = (dra_cel_attr){.name = "namespace", .kind = DRA_CEL_ATTR_STRING,
+                                 .s = "kw"};
+    f->caps[0].name = "memory";
+    assert_int_equal(dra_quantity_parse("80Gi", 4, &f->caps[0].value), DRA_OK);
+    f->caps[1].name = "example.com/slots";
+    assert_int_equal(dra_quantity_parse("4", 1, &f->caps[1].value), DRA_OK);
+    dev.driver = "gpu.nvidia.com";
+    dev.attrs = f->attrs;
+    dev.nattrs = 7;
+    dev.caps = f->caps;
+    dev.ncaps = 2;
+    assert_int_equal(dra_cel_env_new_dra(NULL, NULL, &f->env), DRA_OK);
+    assert_int_equal(dra_cel_vm_new(NULL, &f->vm), DRA_OK);
+    assert_int_equal(dra_cel_device_prepare(NULL, &dev, &f->dev), DRA_OK);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    dra_cel_prepared_free(f->dev);
+    dra_cel_vm_free(f->vm);
+    dra_cel_env_free(f->env);
+    free(f);
+    return 0;
+}
+
+/* Compiles and evaluates; returns the dra_err and the bool / message. */
+static dra_err run(fixture *f, const char *expr, int *result, char *msg, size_t msgsz)
+{
+    dra_cel_program *p = NULL;
+    dra_diag d;
+    dra_err rc;
+    dra_diag_init(&d, NULL);
+    *result = -1;
+    rc = dra_cel_compile(f->env, expr, strlen(expr), &p, &d);
+    if (!rc)
+        rc = dra_cel_eval_device(p, f->vm, f->dev, result, &d);
+    if (msg)
+        snprintf(msg, msgsz, "%s", dra_diag_first(&d) ? dra_diag_first(&d) : "");
+    dra_cel_program_unref(p);
+    dra_diag_fini(&d);
+    return rc;
+}
+
+static void expect(fixture *f, const char *expr, int want)
+{
+    int r;
+    char msg[512];
+    dra_err rc = run(f, expr, &r, msg, sizeof msg);
+    if (rc != DRA_OK || r != want)
+        fail_msg("%s: rc=%s result=%d want %d (%s)", expr, dra_errname(rc), r, want, msg);
+}
+
+static void expect_err(fixture *f, const char *expr, dra_err want, const char *substr)
+{
+    int r;
+    char msg[512];
+    dra_err rc = run(f, expr, &r, msg, sizeof msg);
+    if (rc != want || !strstr(msg, substr))
+        fail_msg("%s: rc=%s want %s, message '%s' lacks '%s'", expr, dra_errname(rc),
+                 dra_errname(want), msg, substr);
+}
+
+static void test_driver_and_attributes(void **state)
+{
+    fixture *f = *state;
+    expect(f, "device.driver == 'gpu.nvidia.com'", 1);
+    expect(f, "device.driver == 'other'", 0);
+    expect(f, "device.driver != ''", 1);
+    expect(f, "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'", 1);
+    expect(f, "device.attributes['gpu.nvidia.com']['type'] == 'gpu'", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].index == 3", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].index > 2u", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].mig", 1);
+    expect(f, "device.attributes['resource.kubernetes.io'].pciBusID.startsWith('0000:07')", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].productName.matches('^NVIDIA H1[0-9]{2}')", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].namespace == 'kw'", 1);
+    expect(f, "device.allowMultipleAllocations", 0);
+    expect(f, "'gpu.nvidia.com' in device.attributes", 1);
+    expect(f, "'nope.example.com' in device.attributes", 0);
+    expect(f, "'index' in device.attributes['gpu.nvidia.com']", 1);
+    expect(f, "has(device.attributes['gpu.nvidia.com'].type)", 1);
+    expect(f, "has(device.attributes['gpu.nvidia.com'].nope)", 0);
+    expect(f, "size(device.attributes['gpu.nvidia.com']) == 6", 1);
+    expect(f, "device.attributes.exists_one(d, d == 'resource.kubernetes.io')", 1);
+    expect(f, "cel.bind(g, device.attributes['gpu.nvidia.com'], g.type == 'gpu' && g.index == 3)", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].?nope.orValue('x') == 'x'", 1);
+}
+
+static void test_missing(void **state)
+{
+    fixture *f = *state;
+    /* An unknown domain is an empty map; a missing id is an error. */
+    expect(f, "size(device.attributes['nope.example.com']) == 0", 1);
+    expect_err(f, "device.attributes['nope.example.com'].x == 1", DRA_EEVAL, "no such key: x");
+    expect_err(f, "device.attributes['gpu.nvidia.com'].noSuchAttr == 'a'", DRA_EEVAL,
+               "no such key: noSuchAttr");
+    expect_err(f, "device.attributes['gpu.nvidia.com']['noSuchAttr'] == 'a'", DRA_EEVAL,
+               "no such key: noSuchAttr");
+    /* Errors are absorbed only by && / || with a deciding side. */
+    expect(f, "device.driver == 'x' && device.attributes['a'].b == 1", 0);
+    expect(f, "device.attributes['a'].b == 1 || true", 1);
+}
+
+static void test_capacity_and_version(void **state)
+{
+    fixture *f = *state;
+    expect(f, "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) > 0", 1);
+    expect(f, "device.capacity['gpu.nvidia.com'].memory.isGreaterThan(quantity('100Gi'))", 0);
+    expect(f, "device.capacity['gpu.nvidia.com'].memory == quantity('80Gi')", 1);
+    expect(f, "device.capacity['example.com'].slots.asInteger() == 4", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].driverVersion.isGreaterThan(semver('500.0.0'))", 1);
+    expect(f, "device.attributes['gpu.nvidia.com'].driverVersion.major() == 550", 1);
+    /* Opaque == another type is an error, not false (cel-go). */
+    expect_err(f, "device.attributes['gpu.nvidia.com'].driverVersion == '550.54.15'", DRA_EEVAL,
+               "no such overload");
+    expect(f, "'550.54.15' == device.attributes['gpu.nvidia.com'].driverVersion", 0);
+}
+
+static void test_compile_errors(void **state)
+{
+    fixture *f = *state;
+    expect_err(f, "device.nope == 1", DRA_ETYPE, "undefined field 'nope'");
+    expect_err(f, "1", DRA_ETYPE, "must evaluate to bool or the unknown type, not int");
+    expect_err(f, "device.driver +", DRA_EPARSE, "<input>:1:");
+    expect_err(f, "dev.driver == 'a'", DRA_ETYPE, "undeclared reference to 'dev'");
+    expect_err(f, "device.driver == 1", DRA_ETYPE, "found no matching overload for '_==_'");
+    expect_err(f, "device.attributes['gpu.nvidia.com'].productName", DRA_ETYPE,
+               "could not be converted to bool");
+}
+
+static void test_caret(void **state)
+{
+    fixture *f = *state;
+    dra_cel_program *p = NULL;
+    dra_diag d;
+    dra_diag_init(&d, NULL);
+    assert_int_equal(dra_cel_compile(f->env, "device.driver == 'a' &&\n  device.nope", 37, &p, &d),
+                     DRA_ETYPE);
+    assert_string_equal(dra_diag_first(&d), "ERROR: <input>:2:9: undefined field 'nope'\n"
+                                            " |   device.nope\n"
+                                            " | ........^");
+    dra_diag_fini(&d);
+}
+
+static void test_cost_limit(void **state)
+{
+    fixture *f = *state;
+    int r;
+    char msg[256];
+    const char *hostile =
+        "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, "
+        "[1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, "
+        "[1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(g, "
+        "[1,2,3,4,5,6,7,8,9,10].all(h, a + b + c + d + e + g + h > 0)))))))";
+    assert_int_equal(run(f, hostile, &r, msg, sizeof msg), DRA_ECOST);
+    assert_string_equal(msg, "actual cost limit exceeded");
+    /* Doubling a string through bindings stops on cost, not memory. */
+    dra_buf b;
+    dra_buf_init(&b, NULL);
+    dra_buf_puts(&b, "cel.bind(s0, 'abcdefghijklmnop', ");
+    for (int i = 1; i < 40; i++)
+        dra_buf_printf(&b, "cel.bind(s%d, s%d + s%d, ", i, i - 1, i - 1);
+    dra_buf_puts(&b, "size(s39) > 0");
+    for (int i = 0; i < 40; i++)
+        dra_buf_putc(&b, ')');
+    assert_int_equal(run(f, b.p, &r, msg, sizeof msg), DRA_ECOST);
+    dra_buf_fini(&b);
+    assert_int_equal(dra_cel_vm_last_cost(f->vm) > DRA_CEL_COST_LIMIT, 1);
+}
+
+static void test_costs(void **state)
+{
+    fixture *f = *state;
+    dra_cel_program *p = NULL;
+    int r;
+    assert_int_equal(dra_cel_compile(f->env, "device.driver == 'gpu.nvidia.com'", 33, &p, NULL),
+                     DRA_OK);
+    assert_int_equal(dra_cel_eval_device(p, f->vm, f->dev, &r, NULL), DRA_OK);
+    /* ident 1 + select 1 + string equality ceil(14 * 0.1) = 2 */
+    assert_int_equal(dra_cel_vm_last_cost(f->vm), 4);
+    dra_cel_program_unref(p);
+}
+
+static void test_length_limit(void **state)
+{
+    fixture *f = *state;
+    char *big = malloc(DRA_CEL_MAX_EXPR_LEN + 2);
+    int r;
+    char msg[256];
+    assert_non_null(big);
+    memset(big, ' ', DRA_CEL_MAX_EXPR_LEN + 1);
+    memcpy(big, "true", 4);
+    big[DRA_CEL_MAX_EXPR_LEN + 1] = 0;
+    assert_int_equal(run(f, big, &r, msg, sizeof msg), DRA_ELIMIT);
+    big[DRA_CEL_MAX_EXPR_LEN] = 0;
+    assert_int_equal(run(f, big, &r, msg, sizeof msg), DRA_OK);
+    free(big);
+}
+
+/* After the first evaluation, evaluating again allocates nothing. */
+static void test_no_alloc(void **state)
+{
+    fixture *f = *state;
+    dra_failmem fm;
+    dra_cel_vm *vm;
+    dra_cel_program *p = NULL;
+    int r;
+    const char *e = "device.driver == 'gpu.nvidia.com' && "
+                    "device.attributes['gpu.nvidia.com'].type == 'gpu' && "
+                    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) > 0";
+    dra_failmem_init(&fm, -1);
+    assert_int_equal(dra_cel_vm_new(&fm.mem, &vm), DRA_OK);
+    assert_int_equal(dra_cel_compile(f->env, e, strlen(e), &p, NULL), DRA_OK);
+    assert_int_equal(dra_cel_eval_device(p, vm, f->dev, &r, NULL), DRA_OK);
+    assert_int_equal(r, 1);
+    long before = fm.allocs;
+    for (int i = 0; i < 100; i++)
+        assert_int_equal(dra_cel_eval_device(p, vm, f->dev, &r, NULL), DRA_OK);
+    assert_int_equal(fm.allocs, before);
+    dra_cel_program_unref(p);
+    dra_cel_vm_free(vm);
+    assert_int_equal(fm.live, 0);
+}
+
+/* Every allocation failure during env/compile/eval is reported, never a
+ * crash or a leak. */
+static void test_failmalloc(void **state)
+{
+    fixture *f = *state;
+    const char *e = "device.attributes['gpu.nvidia.com'].exists(k, k.startsWith('p')) && "
+                    "[1, 2].map(x, x * 2)[1] == 4";
+    for (long n = 0; n < 2000; n++) {
+        dra_failmem fm;
+        dra_cel_env *env = NULL;
+        dra_cel_program *p = NULL;
+        dra_cel_vm *vm = NULL;
+        int r = -1;
+        dra_err rc;
+        dra_failmem_init(&fm, n);
+        rc = dra_cel_env_new_dra(&fm.mem, NULL, &env);
+        if (!rc)
+            rc = dra_cel_compile(env, e, strlen(e), &p, NULL);
+        if (!rc)
+            rc = dra_cel_vm_new(&fm.mem, &vm);
+        if (!rc)
+            rc = dra_cel_eval_device(p, vm, f->dev, &r, NULL);
+        dra_cel_program_unref(p);
+        dra_cel_vm_free(vm);
+        dra_cel_env_free(env);
+        assert_int_equal(fm.live, 0);
+        if (!fm.failed) {
+            assert_int_equal(rc, DRA_OK);
+            assert_int_equal(r, 1);
+            return;
+        }
+        if (rc != DRA_ENOMEM && rc != DRA_EEVAL)
+            fail_msg("allocation %ld: %s", n, dra_errname(rc));
+    }
+    fail_msg("failmalloc loop did not finish");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_driver_and_attributes),
+        cmocka_unit_test(test_missing),
+        cmocka_unit_test(test_capacity_and_version),
+        cmocka_unit_test(test_compile_errors),
+        cmocka_unit_test(test_caret),
+        cmocka_unit_test(test_cost_limit),
+        cmocka_unit_test(test_costs),
+        cmocka_unit_test(test_length_limit),
+        cmocka_unit_test(test_no_alloc),
+        cmocka_unit_test(test_failmalloc),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
