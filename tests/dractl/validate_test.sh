@@ -58,6 +58,25 @@ expect 1 $RUN "$DRACTL" validate -f "$SRC/examples/deviceclass-gpu.yaml" \
 [ "$(wc -l <"$T/out")" -eq 2 ] || fail "mixed files: $(cat "$T/out")"
 grep -q '^DeviceClass/gpu.nvidia.com: valid$' "$T/out" || fail "mixed files: $(cat "$T/out")"
 
+# CEL selectors are compiled: syntax, result type, and good ones.
+cat >"$T/cel.yaml" <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: cel
+spec:
+  selectors:
+  - cel: {expression: "device.driver == "}
+  - cel: {expression: "1 + 2"}
+  - cel: {expression: "device.driver == 'gpu.example.com' && device.attributes['gpu.example.com'].model == 'A100'"}
+YAML
+expect 1 $RUN "$DRACTL" validate -f "$T/cel.yaml"
+grep -q '^DeviceClass/cel: spec.selectors\[0\].cel.expression: Invalid value: "device.driver == ": compilation failed: ERROR: <input>:1:18: ' "$T/out" ||
+    fail "CEL syntax error: $(cat "$T/out")"
+grep -q '^DeviceClass/cel: spec.selectors\[1\].cel.expression: Invalid value: "1 + 2": must evaluate to bool' "$T/out" ||
+    fail "CEL result type: $(cat "$T/out")"
+grep -q 'selectors\[2\]' "$T/out" && fail "good CEL rejected: $(cat "$T/out")"
+
 # Input that does not decode: exit 1 with the position.
 printf 'apiVersion: resource.k8s.io/v1\nkind: [\n' >"$T/bad.yaml"
 expect 1 $RUN "$DRACTL" validate -f "$T/bad.yaml"
