@@ -225,6 +225,163 @@ static void test_flatten(void **state)
     yfree(&y);
 }
 
+static char *to_yaml(const dra_doc *d)
+{
+    dra_buf b;
+    dra_buf_init(&b, NULL);
+    assert_int_equal(dra_doc_to_yaml(d, &b), DRA_OK);
+    return dra_buf_detach(&b);
+}
+
+/* decode -> encode -> decode gives an equal tree, and encoding is a fixed
+ * point: encode(decode(encode(x))) == encode(x). */
+static void check_roundtrip(const dra_doc *d)
+{
+    char *y1 = to_yaml(d), *y2;
+    ydoc r;
+    yparse(&r, y1);
+    if (r.err)
+        fail_msg("re-parse failed: %s\n%s", dra_diag_first(&r.d), y1);
+    assert_int_equal(r.n, 1);
+    if (!dra_doc_equal(d, r.docs[0]))
+        fail_msg("not equal after round trip:\n%s", y1);
+    y2 = to_yaml(r.docs[0]);
+    assert_string_equal(y1, y2);
+    free(y1);
+    free(y2);
+    yfree(&r);
+}
+
+static void test_encode_style(void **state)
+{
+    char path[512], *json, *want, *got;
+    size_t len;
+    dra_arena a;
+    dra_doc *d;
+    dra_diag dg;
+    (void)state;
+    snprintf(path, sizeof path, "%s/codec/style.json", DRA_TEST_DATA);
+    json = dra_test_slurp(path, &len);
+    snprintf(path, sizeof path, "%s/codec/style.yaml", DRA_TEST_DATA);
+    want = dra_test_slurp(path, NULL);
+    dra_arena_init(&a, NULL);
+    dra_diag_init(&dg, NULL);
+    assert_int_equal(dra_doc_parse_json(&a, json, len, &d, &dg), DRA_OK);
+    got = to_yaml(d);
+    assert_string_equal(got, want);
+    check_roundtrip(d);
+    free(got);
+    free(json);
+    free(want);
+    dra_diag_fini(&dg);
+    dra_arena_fini(&a);
+}
+
+static void check_yaml(const dra_doc *d, const char *want)
+{
+    char *got = to_yaml(d);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_encode_small(void **state)
+{
+    dra_arena a;
+    dra_doc *m, *l;
+    dra_buf b;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    check_yaml(dra_doc_new_string(&a, "abc", 3), "abc\n");
+    check_yaml(dra_doc_new_string(&a, "a\nb", 3), "|-\n  a\n  b\n");
+    check_yaml(dra_doc_new_int(&a, -7), "-7\n");
+    check_yaml(dra_doc_new_null(&a), "null\n");
+    check_yaml(dra_doc_new_map(&a, 0), "{}\n");
+    check_yaml(dra_doc_new_float(&a, 0.1), "0.1\n");
+    check_yaml(dra_doc_new_float(&a, 3.0), "3\n");
+    l = dra_doc_new_list(&a, 0);
+    dra_doc_list_push(&a, l, dra_doc_new_string(&a, "x", 1));
+    dra_doc_list_push(&a, l, dra_doc_new_list(&a, 0));
+    check_yaml(l, "- x\n- []\n");
+    m = dra_doc_new_map(&a, 0);
+    {
+        char longkey[200];
+        memset(longkey, 'k', 150);
+        longkey[150] = '\0';
+        dra_doc_map_set(&a, m, longkey, dra_doc_new_int(&a, 1));
+        dra_doc_map_set(&a, m, "multi\nline", dra_doc_new_int(&a, 2));
+        check_roundtrip(m);
+    }
+    dra_buf_init(&b, NULL);
+    dra_buf_puts(&b, "keep");
+    assert_int_equal(dra_doc_to_yaml(dra_doc_new_float(&a, INFINITY), &b), DRA_EINVAL);
+    assert_int_equal(dra_doc_to_yaml(dra_doc_new_string(&a, "\xff", 1), &b), DRA_EINVAL);
+    assert_string_equal(b.p, "keep");
+    l = dra_doc_new_list(&a, 0);
+    dra_doc_list_push(&a, l, l);
+    assert_int_equal(dra_doc_to_yaml(l, &b), DRA_ELIMIT);
+    assert_string_equal(b.p, "keep");
+    dra_buf_fini(&b);
+    dra_arena_fini(&a);
+}
+
+/* Every string that the typing table knows about, and awkward ones,
+ * survive a YAML round trip as strings. */
+static void test_string_roundtrip(void **state)
+{
+    static const char *const strs[] = {
+        "", " ", "  ", "true", "y", "Yes", "off", "null", "~", "0", "-1", "0x1F", "1e3",
+        "1_000", ".5", ".inf", "-.inf", ".nan", "1:20", "2024-01-02", "2024-1-2 3:04:05",
+        "2024-01-02T03:04:05.5+01:00", "<<", "- x", "-x", "-", "?", "? x", ":", ": x", "a:",
+        "#x", "a #x", "a#x", "[x]", "{x}", "x, y", "&a", "*a", "!t", "|", ">", "'", "\"",
+        "%", "@", "`", "---", "...", "--- x", "a\n", "\n", "\n\n", "a\n\nb\n\n",
+        " a\nb", "a \nb", "a\n b", "a\t", "\t", "\r\n", "a\rb", "\x01", "é", "\xe2\x80\xa8",
+        "a\xe2\x80\xa8\nb", "\xef\xbb\xbf", "\xc2\x85", "\xc2\xa0", "\xf0\x9f\x98\x80",
+        "'quoted'", "\"dq\"", "it's", "back\\slash", "1.2.3", "100Mi", "0o17", "+1",
+        "+.5", "0b1", "09", "=", "a  b", "x    y    z",
+        "word word word word word word word word word word word word word word word word word",
+        "word  word  word  word  word  word  word  word  word  word  word  word  word  word  w",
+        "a: long: line: with: colons: that: needs: to: be: single: quoted: and: folded: yes: ok",
+        "tab\tin a long line that is going to be double quoted and folded past col eighty ok",
+        "multi\nline with a very long second line that goes well past the eighty column limit",
+    };
+    dra_arena a;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        dra_doc *m = dra_doc_new_map(&a, 0), *l = dra_doc_new_list(&a, 0);
+        dra_doc *s = dra_doc_new_string(&a, strs[i], strlen(strs[i]));
+        dra_doc_map_set(&a, m, "k", s);
+        dra_doc_map_set(&a, m, strs[i], dra_doc_new_int(&a, 1));
+        dra_doc_list_push(&a, l, s);
+        dra_doc_list_push(&a, l, m);
+        check_roundtrip(s);
+        check_roundtrip(m);
+        check_roundtrip(l);
+    }
+    dra_arena_fini(&a);
+}
+
+static void test_file_roundtrip(void **state)
+{
+    static const char *const files[] = {"resourceclaimtemplate.yaml", "style.yaml",
+                                        "resourceslice.json", "resourceclaim.json"};
+    (void)state;
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[512], *text;
+        ydoc y;
+        snprintf(path, sizeof path, "%s/codec/%s", DRA_TEST_DATA, files[f]);
+        text = dra_test_slurp(path, NULL);
+        yparse(&y, text);
+        if (y.err)
+            fail_msg("%s: %s", files[f], dra_diag_first(&y.d));
+        assert_true(y.n >= 1);
+        for (size_t i = 0; i < y.n; i++)
+            check_roundtrip(y.docs[i]);
+        yfree(&y);
+        free(text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +391,10 @@ int main(void)
         cmocka_unit_test(test_big_map_duplicates),
         cmocka_unit_test(test_errors_and_limits),
         cmocka_unit_test(test_flatten),
+        cmocka_unit_test(test_encode_style),
+        cmocka_unit_test(test_encode_small),
+        cmocka_unit_test(test_string_roundtrip),
+        cmocka_unit_test(test_file_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
