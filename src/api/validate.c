@@ -28,7 +28,8 @@ static void v_pod_claim(vctx *v, const dra_object_meta *meta,
         chk_dns_label(name, &m);
         if (m.n) {
             v_invalid_msgs(v, name, &m, NULL);
-        } else if (meta && c->resource_claim_template_name && meta->name) {
+        } else if (meta && c->resource_claim_template_name && meta->name &&
+                   *meta->name) {
             /* The claim made from the template is named <pod>-<claim>. */
             char full[600];
             vmsgs fm = {0};
