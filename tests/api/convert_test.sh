@@ -1,0 +1,90 @@
+#!/bin/sh
+# Drives `dractl convert` end to end: normalised output is a fixed point,
+# stdin and several -f work, YAML streams and JSON Lists come out as
+# kubectl prints them, and exit codes are 0 / 1 (bad object) / 2 (usage,
+# I/O). Usage: convert_test.sh DRACTL SOURCE_DIR
+set -u
+DRACTL=$1
+SRC=$2
+RUN="${DRA_TEST_LAUNCHER:-}"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect CODE CMD...: runs CMD (stdout to $T/out, stderr to $T/err).
+expect() {
+    want=$1; shift
+    "$@" >"$T/out" 2>"$T/err"
+    got=$?
+    [ "$got" -eq "$want" ] || fail "exit $got, want $want: $* ($(head -c 300 "$T/err"))"
+}
+
+# Conversion is a fixed point, in both output formats and both orders.
+for f in "$SRC"/examples/*.yaml "$SRC"/tests/data/api/roundtrip/*.yaml; do
+    for o in yaml json; do
+        for ord in "" --go-order; do
+            expect 0 $RUN "$DRACTL" convert -f "$f" -o $o $ord
+            cp "$T/out" "$T/one"
+            expect 0 $RUN "$DRACTL" convert -f "$T/one" -o $o $ord
+            cmp -s "$T/one" "$T/out" || fail "not a fixed point: $f -o $o $ord"
+        done
+    done
+done
+
+# The seed stream: four YAML documents, kubectl's sorted key order.
+expect 0 $RUN "$DRACTL" convert -f "$SRC/examples/seed.yaml"
+[ "$(grep -c '^---$' "$T/out")" -eq 3 ] || fail "seed: want 3 separators"
+[ "$(grep -c '^apiVersion:' "$T/out")" -eq 4 ] || fail "seed: want 4 objects"
+head -1 "$T/out" | grep -q '^apiVersion: resource.k8s.io/v1$' || fail "seed: first key"
+grep -q '^        value: 189471Mi$' "$T/out" || fail "seed: memory quantity"
+grep -q 'version: 10.0.0' "$T/out" || fail "seed: version attribute"
+grep -q '^status: {}$' "$T/out" || fail "seed: pod status {}"
+
+# Go order puts kind first and the slice's driver before its pool.
+expect 0 $RUN "$DRACTL" convert --go-order -f "$SRC/examples/resourceslice-gb200.yaml"
+head -1 "$T/out" | grep -q '^kind: ResourceSlice$' || fail "go-order: first key"
+sed -n '/^spec:/{n;p;}' "$T/out" | grep -q '^  driver:' || fail "go-order: spec.driver first"
+
+# JSON: one object prints as itself, several as a v1 List.
+expect 0 $RUN "$DRACTL" convert -o json -f "$SRC/examples/deviceclass-gpu.yaml"
+grep -q '^    "kind": "DeviceClass",$' "$T/out" || fail "json: single object"
+expect 0 $RUN "$DRACTL" convert -o json -f "$SRC/examples/deviceclass-gpu.yaml" \
+    -f "$SRC/examples/pod-gpu-test.yaml"
+grep -q '^    "kind": "List",$' "$T/out" || fail "json: List kind"
+grep -q '"resourceVersion": ""' "$T/out" || fail "json: List metadata"
+
+# stdin, and a List read back expands to its items.
+$RUN "$DRACTL" convert -o json -f "$SRC/examples/seed.yaml" >"$T/list.json" || fail "list.json"
+expect 0 $RUN "$DRACTL" convert -f - <"$T/list.json"
+[ "$(grep -c '^apiVersion:' "$T/out")" -eq 4 ] || fail "stdin List: want 4 objects"
+
+# Bad objects: exit 1, each error with file, line:col and field path.
+printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec:\n  driver: 5\n  pool: {generation: x}\n' >"$T/bad.yaml"
+expect 1 $RUN "$DRACTL" convert -f "$T/bad.yaml"
+grep -q "bad.yaml:4:11: spec.driver: Invalid value: 5: must be a string" "$T/err" ||
+    fail "bad: driver message: $(cat "$T/err")"
+grep -q "spec.pool.generation: Invalid value: \"x\": must be an integer" "$T/err" ||
+    fail "bad: generation message"
+[ -s "$T/out" ] && fail "bad: printed output"
+printf 'apiVersion: example.com/v1\nkind: Widget\n' >"$T/widget.yaml"
+expect 1 $RUN "$DRACTL" convert -f "$T/widget.yaml"
+grep -q 'no kind "Widget" is registered for version "example.com/v1"' "$T/err" || fail "widget"
+printf 'a: [\n' >"$T/syntax.yaml"
+expect 1 $RUN "$DRACTL" convert -f "$T/syntax.yaml"
+
+# Usage and I/O: exit 2.
+expect 2 $RUN "$DRACTL" convert
+expect 2 $RUN "$DRACTL" convert -f
+expect 2 $RUN "$DRACTL" convert -f "$SRC/examples/seed.yaml" -o xml
+expect 2 $RUN "$DRACTL" convert --bogus
+expect 2 $RUN "$DRACTL" convert -f "$T/does-not-exist.yaml"
+expect 0 $RUN "$DRACTL" convert --help
+grep -q 'usage: dractl convert' "$T/out" || fail "help"
+
+if [ $fails -ne 0 ]; then
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "convert: all checks passed"
