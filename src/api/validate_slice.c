@@ -92,6 +92,9 @@ static void v_range_step(vctx *v, const dra_quantity *val,
     v_pop(v);
 }
 
+static void v_range_steps(vctx *v, const dra_quantity *def,
+                          const dra_quantity *cap, const dra_capacity_range *r);
+
 static void v_valid_range(vctx *v, const dra_quantity *def,
                           const dra_quantity *cap, const dra_capacity_range *r)
 {
@@ -143,8 +146,18 @@ static void v_valid_range(vctx *v, const dra_quantity *def,
             v_pop(v);
         }
     }
+    v_range_steps(v, def, cap, r);
+}
+
+/* The step: positive, one step from min still within the capacity, and
+ * default and max a whole number of steps above min. */
+static void v_range_steps(vctx *v, const dra_quantity *def,
+                          const dra_quantity *cap, const dra_capacity_range *r)
+{
+    char a[64], b[64], msg[256];
     if (!r->step)
         return;
+    qstr(cap, b, sizeof b);
     qstr(r->step, a, sizeof a);
     if (dra_quantity_sign(r->step) <= 0) {
         v_field(v, "step");
