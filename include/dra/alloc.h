@@ -358,7 +358,8 @@ dra_err dra_allocator_unmark(dra_allocator *a, const dra_alloc_device_result *r)
  * same text is added to |d|); DRA_ENOTFOUND for an unknown class;
  * DRA_EEVAL/DRA_ETYPE/DRA_EPARSE for a selector that fails to compile or
  * evaluate; DRA_ELIMIT for more than 32 results or when the search bound is
- * hit; DRA_ECONFLICT for All over a pool that is being updated;
+ * hit; DRA_ECONFLICT for All over a pool that is being updated or when
+ * a device All mode must take breaks a constraint;
  * DRA_EINVALID when the search failed and an invalid pool was visible;
  * whatever the cancel callback returned; DRA_ENOMEM. Errors carry a message
  * naming the claim and request in |d| (may be NULL). */
@@ -417,6 +418,12 @@ dra_err dra_alloc_labels_from_api(dra_arena *ar, const dra_object *node,
 /* Mark (or with |sign| < 0 unmark) every device of an existing
  * allocation in use. */
 dra_err dra_alloc_mark_api(dra_allocator *a, const dra_allocation_result *res, int sign);
+/* Feed every ResourceSlice, DeviceClass and Node of |objs| into |a|
+ * (model structs built in |ar|), then mark the devices of every
+ * ResourceClaim that has status.allocation in use. Other kinds are
+ * skipped. Errors as above, plus those of dra_allocator_add_slice. */
+dra_err dra_alloc_load_api(dra_allocator *a, dra_arena *ar, dra_object *const *objs,
+                           size_t n, dra_diag *d);
 /* status.allocation for one claim of an outcome, as Kubernetes writes it. */
 dra_err dra_alloc_result_to_api(dra_arena *ar, const dra_alloc_claim_result *cr,
                                 dra_allocation_result **out);

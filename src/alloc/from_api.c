@@ -611,3 +611,45 @@ dra_err dra_alloc_result_to_api(dra_arena *ar, const dra_alloc_claim_result *cr,
     *out = r;
     return DRA_OK;
 }
+
+static dra_err load_one(dra_allocator *a, dra_arena *ar, const dra_object *o, dra_diag *d)
+{
+    dra_alloc_slice *s;
+    dra_alloc_class *c;
+    dra_alloc_label *l;
+    size_t nl;
+    dra_err err;
+    switch (o->kind) {
+    case DRA_KIND_RESOURCE_SLICE:
+        if ((err = dra_alloc_slice_from_api(ar, o, &s, d)) != DRA_OK)
+            return err;
+        return dra_allocator_add_slice(a, s, d);
+    case DRA_KIND_DEVICE_CLASS:
+        if ((err = dra_alloc_class_from_api(ar, o, &c, d)) != DRA_OK)
+            return err;
+        return dra_allocator_add_class(a, c);
+    case DRA_KIND_NODE:
+        if (!o->meta.name)
+            return DRA_OK;
+        if ((err = dra_alloc_labels_from_api(ar, o, &l, &nl)) != DRA_OK)
+            return err;
+        err = dra_allocator_add_node(a, o->meta.name, l, nl);
+        return err == DRA_EEXIST ? DRA_OK : err;
+    default:
+        return DRA_OK;
+    }
+}
+
+dra_err dra_alloc_load_api(dra_allocator *a, dra_arena *ar, dra_object *const *objs, size_t n,
+                           dra_diag *d)
+{
+    dra_err err;
+    for (size_t i = 0; i < n; i++)
+        if ((err = load_one(a, ar, objs[i], d)) != DRA_OK)
+            return err;
+    for (size_t i = 0; i < n; i++)
+        if (objs[i]->kind == DRA_KIND_RESOURCE_CLAIM && objs[i]->u.claim.status.allocation &&
+            (err = dra_alloc_mark_api(a, objs[i]->u.claim.status.allocation, 1)) != DRA_OK)
+            return err;
+    return DRA_OK;
+}

@@ -397,8 +397,7 @@ static dra_err add_counters(dra_allocator *a, a_pool *p, size_t *cap)
         for (size_t j = 0; j < s->nshared_counters; j++) {
             const dra_alloc_counter_set *cs = &s->shared_counters[j];
             for (uint32_t c = p->ctr_begin; c < a->ncounters; c++)
-                if (strcmp(a->counters[c].set, cs->name) == 0 &&
-                    (j == 0 || strcmp(s->shared_counters[j - 1].name, cs->name) != 0)) {
+                if (strcmp(a->counters[c].set, cs->name) == 0) {
                     invalidate(a, p, "duplicate counter set name %s", cs->name);
                     break;
                 }

@@ -296,7 +296,7 @@ static int place(s_state *S, uint32_t ri, uint32_t ai, uint32_t di, int must)
                              v->s->pool, v->d->name,
                              S->cons[k].distinct ? "distinctAttribute" : "matchAttribute",
                              S->cons[k].attr);
-                S->err = DRA_EUNSAT;
+                S->err = DRA_ECONFLICT;
                 return S_ERR;
             }
             return 0;
