@@ -12,7 +12,7 @@
 CEL_FUNC int lib_k8s_enabled(const cel_env_info *info);
 /* ext.Strings version in effect: opts->strings_version when set, else 2
  * (what Kubernetes 1.29+ enables) for DRA and the latest for STD. */
-#define LIB_STRINGS_LATEST 3
+#define LIB_STRINGS_LATEST 4
 CEL_FUNC int lib_strings_version(const cel_env_info *info);
 /* ext.Lists version: 3 for DRA (Kubernetes 1.34+) and for STD. */
 #define LIB_LISTS_LATEST 3

@@ -122,6 +122,11 @@ static cel_value last_index_of(cel_ctx *ctx, cel_value s, cel_value sub,
 
 static cel_value s_index_of(cel_ctx *ctx, const cel_value *a, size_t n)
 {
+    /* Without an offset a needle longer than the haystack (including any
+     * needle in "") is simply not found, as cel-go's conformance expects. */
+    if (n <= 2 && a[1].n > 0 &&
+        cel_utf8_len(a[1].u.s, a[1].n) > cel_utf8_len(a[0].u.s, a[0].n))
+        return cel_int(-1);
     return index_of(ctx, a[0], a[1], n > 2 ? a[2].u.i : 0);
 }
 
@@ -131,6 +136,8 @@ static cel_value s_last_index_of(cel_ctx *ctx, const cel_value *a, size_t n)
         return last_index_of(ctx, a[0], a[1], a[2].u.i);
     if (a[1].n == 0)
         return cel_int((int64_t)cel_utf8_len(a[0].u.s, a[0].n));
+    if (cel_utf8_len(a[1].u.s, a[1].n) > cel_utf8_len(a[0].u.s, a[0].n))
+        return cel_int(-1);
     return last_index_of(ctx, a[0], a[1],
                          (int64_t)cel_utf8_len(a[0].u.s, a[0].n) - 1);
 }

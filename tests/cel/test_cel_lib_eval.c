@@ -147,6 +147,24 @@ static const lcase strings_cases[] = {
     {'d', "'gums'.reverse() == 'smug'", "ERR:found no matching overload for 'reverse'"},
     {'d', "['a', 'b'].join('-') == 'a-b'", "OK:true"},
     {'d', "'a.b.c'.split('.').size() == 3", "OK:true"},
+    /* format: spec (version 4) rendering in the standard env... */
+    {'s', "'%s and %d'.format(['x', 42])", "OK:\"x and 42\""},
+    {'s', "'%s'.format([['abc', 3.14, null, [9, 8]]])", "OK:\"[abc, 3.14, null, [9, 8]]\""},
+    {'s', "'%s'.format([{'b': 1, 'a': true}])", "OK:\"{a: true, b: 1}\""},
+    {'s', "'%.3f %e %x %X %o %b'.format([1.2345, 1052.032911275, 30, 'Hi', 8, 5])",
+     "OK:\"1.234 1.052033e+03 1e 4869 10 101\""},
+    {'s', "'%d'.format([double('NaN')])", "OK:\"NaN\""},
+    {'s', "'%s'.format([1000000.0])", "OK:\"1e+06\""},
+    {'s', "'%d %d'.format([1])", "ERR:index 1 out of range"},
+    {'s', "'%a'.format([1])",
+     "ERR:could not parse formatting clause: unrecognized formatting clause \"a\""},
+    {'s', "'%d'.format([duration('1s')])",
+     "ERR:error during formatting: decimal clause can only be used on integers, was given "
+     "google.protobuf.Duration"},
+    /* ...and cel-go's legacy rendering in the DRA env (strings version 2). */
+    {'d', "'%s %s'.format([dyn(['abc', 'd']), dyn([1.5])])", "OK:\"[\\\"abc\\\", \\\"d\\\"] [1.500000]\""},
+    {'d', "'%s'.format([{'k': duration('2s')}])", "OK:\"{\\\"k\\\":duration(\\\"2s\\\")}\""},
+    {'d', "'%d'.format([double('NaN')])", "ERR:decimal clause can only be used on integers"},
 };
 
 static const lcase lists_cases[] = {
