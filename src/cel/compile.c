@@ -174,6 +174,38 @@ static int device_field(compiler *c, const cel_ast *e)
     return -1;
 }
 
+static int is_name(const cel_ast *e, const char *s);
+
+/* device.attributes['dom'] / device.capacity['dom']: *field is the device
+ * field index (1 or 2), *dom the domain literal. */
+static int device_domain(compiler *c, const cel_ast *e, int *field, const cel_ast **dom)
+{
+    const cel_ast *m, *k;
+    if (e->kind != AST_CALL || e->target || e->nargs != 2 || !is_name(e, "_[_]"))
+        return 0;
+    m = e->args[0];
+    k = e->args[1];
+    if (m->kind != AST_SELECT || m->test_only || k->kind != AST_CONST ||
+        k->cval.kind != CEL_K_STRING)
+        return 0;
+    *field = device_field(c, m);
+    *dom = k;
+    return *field == 1 || *field == 2;
+}
+
+/* device.attributes['dom'].id or ['id'] in one instruction. */
+static int comp_device_attr(compiler *c, const cel_ast *dom_expr, cel_value id)
+{
+    int field, at;
+    const cel_ast *dom;
+    if (!device_domain(c, dom_expr, &field, &dom))
+        return 0;
+    at = emit(c, CEL_OP_DEV_ATTR, konst(c, dom->cval), konst(c, id), 1);
+    if (at >= 0)
+        c->code[at].y = (uint16_t)field;
+    return 1;
+}
+
 static void comp_select(compiler *c, const cel_ast *e)
 {
     int f;
@@ -188,6 +220,8 @@ static void comp_select(compiler *c, const cel_ast *e)
         emit(c, CEL_OP_DEV_FIELD, f, 0, 1);
         return;
     }
+    if (comp_device_attr(c, e->target, key))
+        return;
     comp(c, e->target);
     emit(c, CEL_OP_SELECT, konst(c, key), 0, 0);
 }
@@ -208,6 +242,17 @@ static void comp_equal(compiler *c, const cel_ast *e, int ne)
      * may be an opaque value (then cel-go's asymmetry applies). */
     if (is_scalar_const(r)) {
         comp(c, l);
+        if (!c->rc && c->ncode > 0 && r->cval.kind == CEL_K_STRING &&
+            (c->code[c->ncode - 1].op == CEL_OP_DEV_FIELD ||
+             c->code[c->ncode - 1].op == CEL_OP_DEV_ATTR)) {
+            /* Peephole: read the device value and compare in one step.
+             * The constant is a string, so its code-point count is set. */
+            cel_insn *in = &c->code[c->ncode - 1];
+            in->op = in->op == CEL_OP_DEV_FIELD ? CEL_OP_DEV_FIELD_EQ : CEL_OP_DEV_ATTR_EQ;
+            in->c = konst(c, r->cval);
+            in->x = (uint8_t)ne;
+            return;
+        }
         emit(c, ne ? CEL_OP_NE_CONST : CEL_OP_EQ_CONST, konst(c, r->cval), 0, 0);
         return;
     }
@@ -281,6 +326,15 @@ static int comp_operator(compiler *c, const cel_ast *e)
         return 1;
     }
     if (is_name(e, "_[_]")) {
+        int field;
+        const cel_ast *dom;
+        if (e->args[1]->kind == AST_CONST && e->args[1]->cval.kind == CEL_K_STRING &&
+            comp_device_attr(c, e->args[0], e->args[1]->cval))
+            return 1;
+        if (device_domain(c, e, &field, &dom)) {
+            emit(c, CEL_OP_DEV_DOMAIN, konst(c, dom->cval), field, 1);
+            return 1;
+        }
         comp(c, e->args[0]);
         if (is_scalar_const(e->args[1]) && e->args[1]->cval.kind != CEL_K_NULL) {
             emit(c, CEL_OP_INDEX_CONST, konst(c, e->args[1]->cval), 0, 0);
@@ -456,6 +510,26 @@ static void precompile_regex(compiler *c)
         c->rc = DRA_ENOMEM;
 }
 
+static int is_dev_cmp(const cel_insn *in)
+{
+    return in->op == CEL_OP_DEV_FIELD_EQ || in->op == CEL_OP_DEV_ATTR_EQ;
+}
+
+/* Recognises term (JF_KEEP term AND)* RET over device comparisons. */
+static int conj_shape(const cel_insn *code, size_t n)
+{
+    size_t i = 1;
+    int terms = 1;
+    if (n < 2 || !is_dev_cmp(&code[0]))
+        return 0;
+    while (i + 2 < n && code[i].op == CEL_OP_JF_KEEP && is_dev_cmp(&code[i + 1]) &&
+           code[i + 2].op == CEL_OP_AND) {
+        i += 3;
+        terms++;
+    }
+    return i == n - 1 && code[i].op == CEL_OP_RET ? terms : 0;
+}
+
 dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int nlocals,
                         dra_diag *d, const char *src, size_t len)
 {
@@ -488,6 +562,7 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
             for (size_t i = 0; i < c.nconsts; i++)
                 p->hashes[i] = cel_value_hash(c.consts[i]);
             p->ncode = c.ncode;
+            p->conj_terms = conj_shape(p->code, c.ncode);
             p->nconsts = c.nconsts;
             p->ncalls = c.ncalls;
             p->nlocals = nlocals;

@@ -226,7 +226,17 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
                             const dra_cel_prepared *dev, int *result, dra_diag *d)
 {
     dra_err rc;
-    cel_value r = cel_vm_run(&vm->c, p, &dev->var, &rc);
+    cel_value r;
+    if (p->conj_terms) {
+        int b = cel_vm_conj(&vm->c, p, &dev->var, &r);
+        if (b >= 0) {
+            *result = b;
+            return DRA_OK;
+        }
+        rc = vm->c.oom == 1 ? DRA_ENOMEM : DRA_OK;
+    } else {
+        r = cel_vm_run(&vm->c, p, &dev->var, &rc);
+    }
     if (r.kind == CEL_K_BOOL && !rc) {
         *result = r.u.b;
         return DRA_OK;

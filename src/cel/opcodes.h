@@ -16,6 +16,10 @@
     X(STORE, 0)          \
     X(POP, 0)            \
     X(DEV_FIELD, 2)      \
+    X(DEV_DOMAIN, 3)     \
+    X(DEV_ATTR, 4)       \
+    X(DEV_FIELD_EQ, 2)   \
+    X(DEV_ATTR_EQ, 4)    \
     X(SELECT, 1)         \
     X(HAS, 0)            \
     X(OPT_SELECT, 1)     \

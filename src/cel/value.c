@@ -261,15 +261,10 @@ uint64_t cel_value_hash(cel_value k)
 int cel_map_find_str(const cel_map *m, const char *s, size_t len, uint64_t hash,
                      cel_value *out)
 {
-    for (size_t i = 0; i < m->n; i++) {
-        const cel_map_entry *e = &m->e[i];
-        if (e->hash == hash && e->k.kind == CEL_K_STRING && e->k.n == len &&
-            !memcmp(e->k.u.s, s, len)) {
-            *out = e->v;
-            return 1;
-        }
-    }
-    return 0;
+    const cel_value *v = cel_map_get_str(m, s, len, hash);
+    if (v)
+        *out = *v;
+    return v != NULL;
 }
 
 int cel_map_find(const cel_map *m, cel_value key, cel_value *out)

@@ -270,10 +270,12 @@ static int object_field(const cel_object *o, const char *name, size_t len, cel_v
 static cel_value select_str(cel_ctx *c, cel_value x, cel_value k, uint64_t h)
 {
     cel_value out;
+    const cel_value *pv;
     switch (x.kind) {
     case CEL_K_MAP:
-        if (cel_map_find_str(x.u.map, k.u.s, k.n, h, &out))
-            return out;
+        pv = cel_map_get_str(x.u.map, k.u.s, k.n, h);
+        if (pv)
+            return *pv;
         if (x.u.map->flags & CEL_MAP_MISSING_EMPTY)
             return empty_map();
         return no_such_key(c, k);
@@ -799,18 +801,75 @@ static int iter_next(cel_value *loc, int two)
     return 1;
 }
 
+/* One device comparison term of a conjunction program: 1, 0, or -1
+ * with *err set. */
+static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
+                   const cel_value *vars, uint64_t *cost, cel_value *err)
+{
+    const cel_value *k = p->consts, *v;
+    if (in->op == CEL_OP_DEV_FIELD_EQ) {
+        v = &vars[0].u.obj->fields[in->a];
+        *cost += 2;
+    } else {
+        const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->y].u.map, k[in->a].u.s,
+                                             k[in->a].n, p->hashes[in->a]);
+        v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+        *cost += 4;
+        if (!v) {
+            *err = no_such_key(c, k[in->b]);
+            return -1;
+        }
+    }
+    if (v->kind == CEL_K_STRING) {
+        uint64_t x = (v->flags & CEL_VF_CPLEN) ? v->pad : cel_value_size(*v), y = k[in->c].pad;
+        *cost += tenth(x < y ? x : y);
+        return (v->n == k[in->c].n && cel_bytes_eq(v->u.s, k[in->c].u.s, v->n)) ^ in->x;
+    }
+    *cost += cmp_cost(*v, k[in->c]);
+    cel_value r = op_equal(*v, k[in->c], in->x);
+    if (r.kind == CEL_K_BOOL)
+        return r.u.b;
+    *err = r;
+    return -1;
+}
+
+int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *err)
+{
+    const cel_insn *in = p->code;
+    uint64_t cost = 0;
+    int n = p->conj_terms, have_err = 0;
+    if (c->scratch.used)
+        dra_arena_reset(&c->scratch);
+    c->oom = 0;
+    /* false wins; otherwise the first error; otherwise true. */
+    for (int i = 0; i < n; i++, in += i == 1 ? 2 : 3) {
+        cel_value e;
+        int r = dev_cmp(c, p, in, vars, &cost, &e);
+        if (r == 0) {
+            c->last_cost = cost;
+            return 0;
+        }
+        if (r < 0 && !have_err) {
+            have_err = 1;
+            *err = e;
+        }
+    }
+    c->last_cost = cost;
+    return have_err ? -1 : 1;
+}
+
 cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, dra_err *rc)
 {
     const cel_insn *code = p->code, *in;
     const cel_value *k = p->consts;
     cel_value *sp, *loc, r;
     uint64_t cost = 0, limit = p->cost_limit;
+    if (c->scratch.used)
+        dra_arena_reset(&c->scratch);
     if (reserve(c, p)) {
         *rc = DRA_ENOMEM;
         return cel_error_value(&cel_e_nomem);
     }
-    if (c->scratch.used)
-        dra_arena_reset(&c->scratch);
     c->prog = p;
     c->vars = vars;
     c->oom = 0;
@@ -834,6 +893,50 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         case CEL_OP_POP: sp--; break;
         /* DEV_FIELD a: field a of the device object (variable 0). */
         case CEL_OP_DEV_FIELD: *++sp = vars[0].u.obj->fields[in->a]; break;
+        /* DEV_DOMAIN a b: device field b (attributes or capacity) indexed
+         * by the constant domain a; an absent domain is an empty map. */
+        case CEL_OP_DEV_DOMAIN: {
+            const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->b].u.map, k[in->a].u.s,
+                                                 k[in->a].n, p->hashes[in->a]);
+            *++sp = m ? *m : empty_map();
+            break;
+        }
+        /* DEV_ATTR a b y: device field y, domain constant a, id constant b:
+         * device.attributes['dom'].id in one step. */
+        case CEL_OP_DEV_ATTR: {
+            const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->y].u.map, k[in->a].u.s,
+                                                 k[in->a].n, p->hashes[in->a]);
+            const cel_value *v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n,
+                                                     p->hashes[in->b])
+                                   : NULL;
+            *++sp = v ? *v : no_such_key(c, k[in->b]);
+            break;
+        }
+        /* DEV_FIELD_EQ a c x: device field a == (x: !=) string constant c. */
+        case CEL_OP_DEV_FIELD_EQ:
+            r = vars[0].u.obj->fields[in->a];
+            goto eq_const;
+        /* DEV_ATTR_EQ a b y c x: DEV_ATTR then == (x: !=) constant c. */
+        case CEL_OP_DEV_ATTR_EQ: {
+            const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->y].u.map, k[in->a].u.s,
+                                                 k[in->a].n, p->hashes[in->a]);
+            const cel_value *v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n,
+                                                     p->hashes[in->b])
+                                   : NULL;
+            r = v ? *v : no_such_key(c, k[in->b]);
+        eq_const:
+            if (r.kind == CEL_K_STRING && k[in->c].kind == CEL_K_STRING) {
+                uint64_t x = (r.flags & CEL_VF_CPLEN) ? r.pad : cel_value_size(r);
+                uint64_t y = k[in->c].pad;
+                int eq = r.n == k[in->c].n && cel_bytes_eq(r.u.s, k[in->c].u.s, r.n);
+                cost += tenth(x < y ? x : y);
+                *++sp = cel_bool(eq ^ in->x);
+            } else {
+                cost += cmp_cost(r, k[in->c]);
+                *++sp = op_equal(r, k[in->c], in->x);
+            }
+            break;
+        }
         /* SELECT a: top.f with f = constant string a (hash precomputed). */
         case CEL_OP_SELECT: *sp = select_str(c, *sp, k[in->a], p->hashes[in->a]); break;
         /* HAS a: has(top.f). */
@@ -862,8 +965,10 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         case CEL_OP_EQ_CONST:
         case CEL_OP_NE_CONST:
             if (sp->kind == CEL_K_STRING && k[in->a].kind == CEL_K_STRING) {
-                uint64_t x = cel_value_size(*sp), y = k[in->a].pad;
-                int eq = sp->n == k[in->a].n && !memcmp(sp->u.s, k[in->a].u.s, sp->n);
+                uint64_t x = (sp->flags & CEL_VF_CPLEN) ? sp->pad : cel_value_size(*sp);
+                uint64_t y = (k[in->a].flags & CEL_VF_CPLEN) ? k[in->a].pad
+                                                             : cel_value_size(k[in->a]);
+                int eq = sp->n == k[in->a].n && cel_bytes_eq(sp->u.s, k[in->a].u.s, sp->n);
                 cost += tenth(x < y ? x : y);
                 *sp = cel_bool(in->op == CEL_OP_EQ_CONST ? eq : !eq);
             } else {

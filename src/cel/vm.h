@@ -12,7 +12,7 @@ typedef struct cel_insn {
     uint8_t op;  /* cel_op */
     uint8_t x;   /* small operand (e.g. argument count) */
     uint16_t y;
-    int32_t a, b;
+    int32_t a, b, c;
 } cel_insn;
 
 /* A call site: the overloads that may apply, with their argument kinds
@@ -25,6 +25,53 @@ typedef struct cel_callsite {
     int8_t (*kinds)[CEL_MAX_ARGS];
     const char *(*tnames)[CEL_MAX_ARGS]; /* opaque type names, else NULL */
 } cel_callsite;
+
+/* Byte equality for short strings without a library call. */
+static inline int cel_bytes_eq(const char *a, const char *b, size_t n)
+{
+    uint64_t x, y, u, v;
+    uint32_t p, q, r, t;
+    if (n >= 8) {
+        /* Whole words, then one overlapping word for the tail. */
+        while (n > 16) {
+            memcpy(&x, a, 8);
+            memcpy(&y, b, 8);
+            if (x != y)
+                return 0;
+            a += 8;
+            b += 8;
+            n -= 8;
+        }
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        memcpy(&u, a + n - 8, 8);
+        memcpy(&v, b + n - 8, 8);
+        return x == y && u == v;
+    }
+    if (n >= 4) {
+        memcpy(&p, a, 4);
+        memcpy(&q, b, 4);
+        memcpy(&r, a + n - 4, 4);
+        memcpy(&t, b + n - 4, 4);
+        return p == q && r == t;
+    }
+    while (n--)
+        if (*a++ != *b++)
+            return 0;
+    return 1;
+}
+
+/* cel_map_find_str, inlined for the VM's constant-key lookups. */
+static inline const cel_value *cel_map_get_str(const cel_map *m, const char *s, size_t len,
+                                               uint64_t hash)
+{
+    const cel_map_entry *e = m->e, *end = e + m->n;
+    for (; e < end; e++)
+        if (e->hash == hash && e->k.n == len && e->k.kind == CEL_K_STRING &&
+            cel_bytes_eq(e->k.u.s, s, len))
+            return &e->v;
+    return NULL;
+}
 
 /* Value flag: pad holds the string's code-point count (cost tracking). */
 #define CEL_VF_CPLEN 1u
@@ -51,6 +98,10 @@ struct dra_cel_program {
     cel_env_kind env_kind;
     dra_cel_options opts;
     int dra_any_result;        /* DRA: result may be dyn, checked at runtime */
+    /* Shape: a conjunction of device comparisons (term (JF_KEEP term
+     * AND)* RET, every term DEV_FIELD_EQ or DEV_ATTR_EQ); cel_vm_run
+     * evaluates these without the dispatch loop. 0 when another shape. */
+    int conj_terms;
 };
 
 typedef struct cel_regex_cache_entry {
@@ -87,6 +138,10 @@ struct dra_cel_vm {
  * error value on failure); *rc is DRA_OK, DRA_ECOST or DRA_ENOMEM. */
 CEL_FUNC cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
                               dra_err *rc);
+/* Runs a program of the conj_terms shape: 1 true, 0 false, -1 error
+ * (*err set). Its cost is a few units per term, so no limit applies. */
+CEL_FUNC int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
+                         cel_value *err);
 /* Compiles a checked AST into |p| (whose arena and env fields are set). */
 CEL_FUNC dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root,
                                  int nlocals, dra_diag *d, const char *src, size_t len);
