@@ -288,6 +288,21 @@ static const lcase time_cases[] = {
      "OK:true"},
 };
 
+static const lcase math_cases[] = {
+    {'s', "math.greatest(1, 2.5)", "OK:2.5"},
+    {'s', "math.greatest([3u, 7u, 5u])", "OK:7u"},
+    {'s', "math.least(5.4, 10, 3u, -5.0) == -5.0", "OK:true"},
+    {'s', "math.least([])", "ERR:math.@min(list) argument must not be empty"},
+    {'s', "math.round(-1.5)", "OK:-2.0"},
+    {'s', "math.trunc(-1.7)", "OK:-1.0"},
+    {'s', "math.abs(-9223372036854775808)", "ERR:overflow"},
+    {'s', "math.sign(-3)", "OK:-1"},
+    {'s', "math.bitShiftRight(-1024, 3)", "OK:2305843009213693824"},
+    {'s', "math.bitShiftLeft(1u, -1)", "ERR:negative offset"},
+    {'s', "math.bitNot(0u)", "OK:18446744073709551615u"},
+    {'d', "math.abs(-1) == 1", "ERR:undeclared reference to 'math'"},
+};
+
 /* Compiles and evaluates |c|; returns "OK:<literal>" or "ERR:<text>". */
 static char *run_case(const lcase *c)
 {
@@ -372,6 +387,7 @@ TABLE(test_strings, strings_cases)
 TABLE(test_lists, lists_cases)
 TABLE(test_regex, regex_cases)
 TABLE(test_time, time_cases)
+TABLE(test_math, math_cases)
 
 int main(void)
 {
@@ -379,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_quantity), cmocka_unit_test(test_semver),
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_lists),
         cmocka_unit_test(test_regex),    cmocka_unit_test(test_time),
+        cmocka_unit_test(test_math),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
