@@ -580,17 +580,24 @@ dra_object *dra_api_object_new(dra_arena *a, dra_kind kind);
 dra_err dra_api_decode(dra_arena *a, const dra_doc *doc, dra_object **out,
                        dra_diag *d);
 
-/* Encodes |obj| as a document in |a|: apiVersion, kind, metadata, spec,
- * status in Kubernetes order, fields in Go struct order with Go's
- * omitempty rules, map keys sorted, quantities canonical, unknown
- * members written back (at their Go position where the field is known
- * to Kubernetes but not modelled here, else after the known fields).
- * DRA_OK or DRA_ENOMEM. */
+/* Encodes |obj| as a document in |a| the way kube-apiserver writes it:
+ * kind, apiVersion, metadata, spec, status, every struct's fields in Go
+ * struct order with Go's encoding/json rules (omitempty drops zero
+ * values; a nil pointer or slice without omitempty is null; a non-pointer
+ * struct such as status is always written, {} when empty), map keys
+ * sorted, quantities canonical, unknown members written back (at their Go
+ * position where Kubernetes knows the field but this model does not,
+ * else after the known fields). A NULL api_version/kind_name is filled
+ * from the kind. Everything in *out is copied into |a|; |obj| is only
+ * read. DRA_OK; DRA_EINVAL for DRA_KIND_UNKNOWN; DRA_ENOMEM. */
 dra_err dra_api_encode(dra_arena *a, const dra_object *obj, dra_doc **out);
 
 /* Decodes a YAML stream or JSON text holding any number of objects
  * (documents separated by ---; a `kind: List` or `kind: <Kind>List` with
- * items is expanded into its items). Objects are returned in order in
+ * items is expanded into its items, and items of a typed list such as
+ * ResourceSliceList that carry no apiVersion/kind take the list's). YAML
+ * scalars are typed like kubectl's reader (go-yaml v2: `n`, `yes`, `off`
+ * are booleans). Objects are returned in order in
  * *objs (an array in |a|, *n entries). Every document is decoded even
  * when an earlier one fails; errors carry line:column and field path.
  * Returns DRA_OK, DRA_EPARSE (bad YAML/JSON, *objs not set), or the first
@@ -603,6 +610,12 @@ dra_err dra_api_decode_stream(dra_arena *a, const char *text, size_t len,
  * metadata: {resourceVersion: ""}} for |n| objects. DRA_OK or DRA_ENOMEM. */
 dra_err dra_api_encode_list(dra_arena *a, dra_object *const *objs, size_t n,
                             dra_doc **out);
+
+/* Deep copy of |obj| into |a|, made by encoding and decoding, so the copy
+ * holds exactly what the encoding holds (unknown members included).
+ * DRA_OK; DRA_EINVAL for DRA_KIND_UNKNOWN; DRA_EUNSUPPORTED when a
+ * hand-set api_version is not registered for the kind; DRA_ENOMEM. */
+dra_err dra_api_object_copy(dra_arena *a, const dra_object *obj, dra_object **out);
 
 /* Sorts the members of every map in |doc| by key, recursively, in place:
  * kubectl's output order (it prints through map[string]interface{}),

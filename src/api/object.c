@@ -168,6 +168,25 @@ dra_err dra_api_encode(dra_arena *a, const dra_object *obj, dra_doc **out)
     return *out ? DRA_OK : DRA_ENOMEM;
 }
 
+dra_err dra_api_object_copy(dra_arena *a, const dra_object *obj, dra_object **out)
+{
+    dra_doc *doc;
+    dra_err e;
+    *out = NULL;
+    if ((e = dra_api_encode(a, obj, &doc)) != DRA_OK)
+        return e;
+    /* The decoder reads back whatever the encoder writes; it can only
+     * refuse a hand-set apiVersion that is not registered. */
+    e = dra_api_decode(a, doc, out, NULL);
+    if (e == DRA_OK) {
+        (*out)->line = obj->line;
+        (*out)->col = obj->col;
+    } else {
+        *out = NULL;
+    }
+    return e;
+}
+
 dra_err dra_api_encode_list(dra_arena *a, dra_object *const *objs, size_t n, dra_doc **out)
 {
     dra_doc *list, *map, *meta, *s;

@@ -651,6 +651,32 @@ static void test_lookups_and_values(void **state)
     dra_arena_fini(&a);
 }
 
+static void test_object_copy(void **state)
+{
+    dra_arena a, b;
+    size_t n;
+    dra_object **objs, *c;
+    dra_doc *e1, *e2;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    dra_arena_init(&b, NULL);
+    objs = load_stream(&a, "tests/data/api/roundtrip/unknown-fields.yaml", &n);
+    assert_int_equal(dra_api_object_copy(&b, objs[1], &c), DRA_OK);
+    assert_int_equal(c->line, objs[1]->line);
+    assert_int_equal(dra_api_encode(&b, c, &e2), DRA_OK);
+    assert_int_equal(dra_api_encode(&a, objs[1], &e1), DRA_OK);
+    assert_doc_equal(e1, e2, "copy");
+    /* The copy lives in |b| alone. */
+    dra_arena_fini(&a);
+    assert_string_equal(c->meta.name, "unknown-claim");
+    assert_int_equal(c->u.claim.spec.requests[0].exactly->selectors[0].cel_set, 1);
+    assert_non_null(c->u.claim.spec.devices_extra);
+    c->api_version = "resource.k8s.io/v9";
+    assert_int_equal(dra_api_object_copy(&b, c, &c), DRA_EUNSUPPORTED);
+    assert_null(c);
+    dra_arena_fini(&b);
+}
+
 /* ---- failmalloc ---------------------------------------------------------------------- */
 
 /* Decodes and encodes |text| entirely on |mem|; returns the first error. */
@@ -719,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_lookups_and_values),
+        cmocka_unit_test(test_object_copy),
         cmocka_unit_test(test_failmalloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
