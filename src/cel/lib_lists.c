@@ -10,6 +10,92 @@
 
 #define LIST(v) ((v).u.list)
 
+/* ---- a hash set of list elements ----------------------------------------------
+ * distinct() and the sets functions would be quadratic with plain
+ * equality scans; the runtime cost is only charged after a call returns,
+ * so a quadratic scan over two long lists could run for minutes before
+ * the cost limit notices. Elements are hashed (equal values hash alike,
+ * across int/uint/double too) and, as a last guard for lists of lists or
+ * maps that all hash alike, the number of equality tests is bounded. */
+#define LIB_MAX_EQ_TESTS 50000000u
+
+typedef struct hset {
+    uint32_t *slots; /* element index + 1; 0 empty */
+    size_t mask;
+    const cel_value *v;
+    uint64_t tests;
+} hset;
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static uint64_t elem_hash(cel_value v)
+{
+    if (v.kind == CEL_K_DURATION)
+        return mix64((uint64_t)v.u.i ^ 0xd1ULL);
+    if (v.kind == CEL_K_TIMESTAMP)
+        return mix64((uint64_t)v.u.i * 1000000007ULL + v.n);
+    return cel_value_hash(v);
+}
+
+static int hset_init(cel_ctx *ctx, hset *h, const cel_value *v, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    h->slots = cel_alloc(ctx, cap * sizeof *h->slots);
+    if (!h->slots || n >= UINT32_MAX)
+        return -1;
+    memset(h->slots, 0, cap * sizeof *h->slots);
+    h->mask = cap - 1;
+    h->v = v;
+    h->tests = 0;
+    return 0;
+}
+
+/* 1 found, 0 absent (*slot: where to insert), -1 too many tests. */
+static int hset_find(hset *h, cel_value x, size_t *slot)
+{
+    size_t i = (size_t)elem_hash(x) & h->mask;
+    for (; h->slots[i]; i = (i + 1) & h->mask) {
+        if (++h->tests > LIB_MAX_EQ_TESTS)
+            return -1;
+        if (cel_value_equal(h->v[h->slots[i] - 1], x) == 1)
+            return 1;
+    }
+    *slot = i;
+    return 0;
+}
+
+/* Builds a set over |l|. */
+static int hset_build(cel_ctx *ctx, hset *h, const cel_list *l)
+{
+    if (hset_init(ctx, h, l->v, l->n) != 0)
+        return -1;
+    for (size_t i = 0; i < l->n; i++) {
+        size_t slot;
+        int r = hset_find(h, l->v[i], &slot);
+        if (r < 0)
+            return -2;
+        if (r == 0)
+            h->slots[slot] = (uint32_t)(i + 1);
+    }
+    return 0;
+}
+
+static cel_value hset_fail(cel_ctx *ctx, int r)
+{
+    if (r == -1)
+        return cel_error_value(&cel_e_nomem);
+    return cel_err(ctx, "too many element comparisons (more than %u)",
+                   LIB_MAX_EQ_TESTS);
+}
+
 /* ---- Kubernetes lists ------------------------------------------------------- */
 
 static uint64_t cost_traverse(const cel_value *a, size_t n, cel_value r)
@@ -259,17 +345,23 @@ static cel_value l_distinct(cel_ctx *ctx, const cel_value *a, size_t n)
 {
     const cel_list *l = LIST(a[0]);
     cel_value r, *items;
+    hset h;
     size_t k = 0;
     (void)n;
     r = cel_list_new(ctx, l->n, &items);
     if (r.kind != CEL_K_LIST)
         return r;
+    if (hset_init(ctx, &h, items, l->n) != 0)
+        return hset_fail(ctx, -1);
     for (size_t i = 0; i < l->n; i++) {
-        size_t j = 0;
-        while (j < k && cel_value_equal(items[j], l->v[i]) != 1)
-            j++;
-        if (j == k)
-            items[k++] = l->v[i];
+        size_t slot;
+        int f = hset_find(&h, l->v[i], &slot);
+        if (f < 0)
+            return hset_fail(ctx, -2);
+        if (f == 0) {
+            items[k] = l->v[i];
+            h.slots[slot] = (uint32_t)(++k);
+        }
     }
     ((cel_list *)r.u.list)->n = k;
     return r;
@@ -422,42 +514,52 @@ const cel_lib cel_lib_ext_lists_v2 = {
     sizeof ext_lists_v2_ovs / sizeof ext_lists_v2_ovs[0], NULL, 0, lists_v2};
 /* ---- ext.Sets --------------------------------------------------------------- */
 
-static int list_has(const cel_list *l, cel_value v)
+/* 1 when every element of |sub| is in |l|, 0 when not, <0 on failure. */
+static int contains_all(cel_ctx *ctx, const cel_list *l, const cel_list *sub)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (cel_value_equal(l->v[i], v) == 1)
-            return 1;
-    return 0;
-}
-
-static int contains_all(const cel_list *l, const cel_list *sub)
-{
-    for (size_t i = 0; i < sub->n; i++)
-        if (!list_has(l, sub->v[i]))
-            return 0;
+    hset h;
+    int r = hset_build(ctx, &h, l);
+    if (r < 0)
+        return r;
+    for (size_t i = 0; i < sub->n; i++) {
+        size_t slot;
+        int f = hset_find(&h, sub->v[i], &slot);
+        if (f <= 0)
+            return f < 0 ? -2 : 0;
+    }
     return 1;
 }
 
 static cel_value s_contains(cel_ctx *ctx, const cel_value *a, size_t n)
 {
-    (void)ctx, (void)n;
-    return cel_bool(contains_all(LIST(a[0]), LIST(a[1])));
+    int r = contains_all(ctx, LIST(a[0]), LIST(a[1]));
+    (void)n;
+    return r < 0 ? hset_fail(ctx, r) : cel_bool(r);
 }
 
 static cel_value s_equivalent(cel_ctx *ctx, const cel_value *a, size_t n)
 {
-    (void)ctx, (void)n;
-    return cel_bool(contains_all(LIST(a[0]), LIST(a[1])) &&
-                    contains_all(LIST(a[1]), LIST(a[0])));
+    int r = contains_all(ctx, LIST(a[0]), LIST(a[1]));
+    (void)n;
+    if (r == 1)
+        r = contains_all(ctx, LIST(a[1]), LIST(a[0]));
+    return r < 0 ? hset_fail(ctx, r) : cel_bool(r);
 }
 
 static cel_value s_intersects(cel_ctx *ctx, const cel_value *a, size_t n)
 {
     const cel_list *x = LIST(a[0]);
-    (void)ctx, (void)n;
-    for (size_t i = 0; i < x->n; i++)
-        if (list_has(LIST(a[1]), x->v[i]))
-            return cel_bool(1);
+    hset h;
+    int r = hset_build(ctx, &h, LIST(a[1]));
+    (void)n;
+    if (r < 0)
+        return hset_fail(ctx, r);
+    for (size_t i = 0; i < x->n; i++) {
+        size_t slot;
+        int f = hset_find(&h, x->v[i], &slot);
+        if (f != 0)
+            return f < 0 ? hset_fail(ctx, -2) : cel_bool(1);
+    }
     return cel_bool(0);
 }
 

@@ -403,6 +403,7 @@ static dra_err files_load(void *ud, const char *name, const dra_mem *mem,
     char path[1024];
     unsigned char *buf;
     size_t n;
+    long fsize;
     FILE *f;
     int w = snprintf(path, sizeof path, "%s/%s", dir, name);
     if (w < 0 || (size_t)w >= sizeof path)
@@ -411,14 +412,22 @@ static dra_err files_load(void *ud, const char *name, const dra_mem *mem,
     if (!f)
         return errno == ENOENT || errno == ENOTDIR || errno == EISDIR
                    ? DRA_ENOTFOUND : DRA_EIO;
-    buf = dra_malloc(mem, LIB_TZIF_MAX);
+    /* Size the buffer from the file (TZif files are a few KiB), with a
+     * hard cap so a huge or special file cannot exhaust memory. */
+    if (fseek(f, 0, SEEK_END) != 0 || (fsize = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return DRA_ENOTFOUND; /* a directory or a pipe: not a zone */
+    }
+    if ((unsigned long)fsize > LIB_TZIF_MAX)
+        fsize = LIB_TZIF_MAX;
+    buf = dra_malloc(mem, (size_t)fsize + 1);
     if (!buf) {
         fclose(f);
         return DRA_ENOMEM;
     }
-    n = fread(buf, 1, LIB_TZIF_MAX, f);
+    n = fread(buf, 1, (size_t)fsize, f);
     if (ferror(f)) {
-        /* A directory opens on Linux but fails to read (EISDIR). */
         fclose(f);
         dra_free(mem, buf);
         return DRA_ENOTFOUND;

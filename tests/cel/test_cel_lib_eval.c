@@ -210,6 +210,11 @@ static const lcase lists_cases[] = {
     {'d', "sets.intersects([1, 2], [2, 3])", "OK:true"},
     {'d', "sets.intersects([1], [])", "OK:false"},
     {'s', "sets.contains([dyn(1.0)], [dyn(1)])", "OK:true"},
+    {'s', "[1, 1.0, 1u, 2].distinct()", "OK:[1, 2]"},
+    {'s', "[[1], [1], [2]].distinct()", "OK:[[1], [2]]"},
+    /* Long lists stay fast (hashing), whatever the cost limit then says. */
+    {'s', "lists.range(200000).distinct().size()", "ERR:actual cost limit exceeded"},
+    {'s', "sets.intersects(lists.range(200000), [199999])", "OK:true"},
 };
 
 static const lcase regex_cases[] = {
