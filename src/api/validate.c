@@ -40,19 +40,29 @@ static void v_pod_claim(vctx *v, const dra_object_meta *meta,
         vset_seen(v, names, name);
     }
     v_pop(v);
-    if (c->resource_claim_name && c->resource_claim_template_name)
-        v_invalid_raw(v, "core.PodResourceClaim{...}", "at most one of "
-                      "`resourceClaimName` or `resourceClaimTemplateName` may "
-                      "be specified");
-    if (!c->resource_claim_name && !c->resource_claim_template_name) {
+    if ((c->resource_claim_name != NULL) == (c->resource_claim_template_name != NULL)) {
+        /* kube-apiserver prints the internal core.PodResourceClaim as JSON. */
         dra_buf b;
         dra_buf_init(&b, v->d ? v->d->mem : NULL);
-        dra_buf_puts(&b, "core.PodResourceClaim{Name:");
-        v_quote(&b, name, strlen(name));
-        dra_buf_puts(&b, ", ResourceClaimName:(*string)(nil), "
-                         "ResourceClaimTemplateName:(*string)(nil)}");
-        v_invalid_raw(v, b.p ? b.p : "", "must specify one of: "
-                      "`resourceClaimName`, `resourceClaimTemplateName`");
+        dra_buf_puts(&b, "{\"Name\":");
+        v_json_quote(&b, name, strlen(name));
+        dra_buf_puts(&b, ",\"ResourceClaimName\":");
+        if (c->resource_claim_name)
+            v_json_quote(&b, c->resource_claim_name, strlen(c->resource_claim_name));
+        else
+            dra_buf_puts(&b, "null");
+        dra_buf_puts(&b, ",\"ResourceClaimTemplateName\":");
+        if (c->resource_claim_template_name)
+            v_json_quote(&b, c->resource_claim_template_name,
+                         strlen(c->resource_claim_template_name));
+        else
+            dra_buf_puts(&b, "null");
+        dra_buf_putc(&b, '}');
+        v_invalid_raw(v, b.p ? b.p : "", c->resource_claim_name
+                      ? "at most one of `resourceClaimName` or "
+                        "`resourceClaimTemplateName` may be specified"
+                      : "must specify one of: `resourceClaimName`, "
+                        "`resourceClaimTemplateName`");
         dra_buf_fini(&b);
     }
     if (c->resource_claim_name) {

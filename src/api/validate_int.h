@@ -74,6 +74,11 @@ DRA_HIDDEN void vset_fini(vset *s);
 DRA_HIDDEN int vset_seen(vctx *v, vset *s, const char *key);
 DRA_HIDDEN int vset_has(const vset *s, const char *key);
 
+/* Invalid with a typed-string value, which Go renders as JSON. */
+DRA_HIDDEN void v_invalid_json_str(vctx *v, const char *val, const char *detail);
+/* Appends |s| as a JSON string the way Go's encoding/json writes it. */
+DRA_HIDDEN void v_json_quote(dra_buf *b, const char *s, size_t len);
+
 /* Appends |s| quoted like Go's strconv.Quote (%q). */
 DRA_HIDDEN void v_quote(dra_buf *b, const char *s, size_t len);
 
@@ -129,9 +134,12 @@ DRA_HIDDEN void v_labels(vctx *v, const dra_strmap *labels);
 DRA_HIDDEN void v_annotations(vctx *v, const dra_strmap *annotations);
 /* core NodeSelector (at least one term, requirement rules). */
 DRA_HIDDEN void v_node_selector(vctx *v, const dra_node_selector *ns);
-/* The terms printed like Go's %#v of []core.NodeSelectorTerm. */
-DRA_HIDDEN void go_node_selector_terms(dra_buf *b, const dra_node_selector *ns);
-/* []string printed like Go's %#v. */
+/* Composite bad values as kube-apiserver (1.34+) prints them: JSON of the
+ * internal Go types, whose fields carry no json tags (so Go names). */
+DRA_HIDDEN void json_node_selector_terms(dra_buf *b, const dra_node_selector *ns);
+/* []string: null when absent, [] when empty. */
+DRA_HIDDEN void json_strlist(dra_buf *b, const char *const *v, size_t n, int set);
+/* []string in Go's %#v form (used inside some messages). */
 DRA_HIDDEN void go_strlist(dra_buf *b, const char *const *v, size_t n, int set);
 /* bindingConditions / bindingFailureConditions of a device or result. */
 DRA_HIDDEN void v_binding_params(vctx *v, const dra_strlist *bc,

@@ -70,6 +70,8 @@ static const char *api_version_version(const char *av, size_t *len)
     return slash + 1;
 }
 
+static void json_owner_refs(dra_buf *b, const dra_owner_ref *r, size_t n);
+
 static void v_owner_refs(vctx *v, const dra_owner_ref *refs, size_t n)
 {
     const dra_owner_ref *first = NULL;
@@ -100,12 +102,16 @@ static void v_owner_refs(vctx *v, const dra_owner_ref *refs, size_t n)
         }
         if (DRA_TRI_IS_TRUE(r->controller)) {
             if (first) {
-                v_error(v, "Invalid value: []v1.OwnerReference{...}: Only one "
-                           "reference can have Controller set to true. Found "
-                           "\"true\" in references for %s/%s and %s/%s",
+                dra_buf b;
+                dra_buf_init(&b, v->d ? v->d->mem : NULL);
+                json_owner_refs(&b, refs, n);
+                v_error(v, "Invalid value: %s: Only one reference can have "
+                           "Controller set to true. Found \"true\" in references "
+                           "for %s/%s and %s/%s", b.p ? b.p : "",
                         first->kind ? first->kind : "",
                         first->name ? first->name : "",
                         r->kind ? r->kind : "", r->name ? r->name : "");
+                dra_buf_fini(&b);
             } else {
                 first = r;
             }
@@ -131,7 +137,7 @@ static void v_finalizers(vctx *v, const dra_strlist *f)
     if (orphan && foreground) {
         dra_buf b;
         dra_buf_init(&b, v->d ? v->d->mem : NULL);
-        go_strlist(&b, f->v, f->n, 1);
+        json_strlist(&b, f->v, f->n, 1);
         v_invalid_raw(v, b.p ? b.p : "",
                       "finalizer orphan and foregroundDeletion cannot be both set");
         dra_buf_fini(&b);
@@ -329,47 +335,85 @@ void go_strlist(dra_buf *b, const char *const *items, size_t n, int set)
     dra_buf_putc(b, '}');
 }
 
-static void go_reqs(dra_buf *b, const dra_node_selector_req *r, size_t n)
+void json_strlist(dra_buf *b, const char *const *items, size_t n, int set)
 {
     if (n == 0) {
-        dra_buf_puts(b, "[]core.NodeSelectorRequirement(nil)");
+        dra_buf_puts(b, set ? "[]" : "null");
         return;
     }
-    dra_buf_puts(b, "[]core.NodeSelectorRequirement{");
+    dra_buf_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
-        const char *k = r[i].key ? r[i].key : "", *op = r[i].op ? r[i].op : "";
         if (i)
-            dra_buf_puts(b, ", ");
-        dra_buf_puts(b, "core.NodeSelectorRequirement{Key:");
-        v_quote(b, k, strlen(k));
-        dra_buf_puts(b, ", Operator:");
-        v_quote(b, op, strlen(op));
-        dra_buf_puts(b, ", Values:");
-        go_strlist(b, r[i].values.v, r[i].values.n, r[i].values.n > 0);
-        dra_buf_putc(b, '}');
+            dra_buf_putc(b, ',');
+        v_json_quote(b, items[i] ? items[i] : "", items[i] ? strlen(items[i]) : 0);
     }
-    dra_buf_putc(b, '}');
+    dra_buf_putc(b, ']');
 }
 
-void go_node_selector_terms(dra_buf *b, const dra_node_selector *ns)
+static void json_str(dra_buf *b, const char *s)
 {
-    if (ns->n_terms == 0) {
-        dra_buf_puts(b, ns->terms_set ? "[]core.NodeSelectorTerm{}"
-                                      : "[]core.NodeSelectorTerm(nil)");
+    v_json_quote(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void json_reqs(dra_buf *b, const dra_node_selector_req *r, size_t n)
+{
+    if (n == 0) {
+        dra_buf_puts(b, "null");
         return;
     }
-    dra_buf_puts(b, "[]core.NodeSelectorTerm{");
-    for (size_t i = 0; i < ns->n_terms; i++) {
-        const dra_node_selector_term *t = &ns->terms[i];
-        if (i)
-            dra_buf_puts(b, ", ");
-        dra_buf_puts(b, "core.NodeSelectorTerm{MatchExpressions:");
-        go_reqs(b, t->match_expressions, t->n_match_expressions);
-        dra_buf_puts(b, ", MatchFields:");
-        go_reqs(b, t->match_fields, t->n_match_fields);
+    dra_buf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        dra_buf_puts(b, i ? ",{\"Key\":" : "{\"Key\":");
+        json_str(b, r[i].key);
+        dra_buf_puts(b, ",\"Operator\":");
+        json_str(b, r[i].op);
+        dra_buf_puts(b, ",\"Values\":");
+        json_strlist(b, r[i].values.v, r[i].values.n, r[i].values.set);
         dra_buf_putc(b, '}');
     }
-    dra_buf_putc(b, '}');
+    dra_buf_putc(b, ']');
+}
+
+void json_node_selector_terms(dra_buf *b, const dra_node_selector *ns)
+{
+    if (ns->n_terms == 0) {
+        dra_buf_puts(b, ns->terms_set ? "[]" : "null");
+        return;
+    }
+    dra_buf_putc(b, '[');
+    for (size_t i = 0; i < ns->n_terms; i++) {
+        const dra_node_selector_term *t = &ns->terms[i];
+        dra_buf_puts(b, i ? ",{\"MatchExpressions\":" : "{\"MatchExpressions\":");
+        json_reqs(b, t->match_expressions, t->n_match_expressions);
+        dra_buf_puts(b, ",\"MatchFields\":");
+        json_reqs(b, t->match_fields, t->n_match_fields);
+        dra_buf_putc(b, '}');
+    }
+    dra_buf_putc(b, ']');
+}
+
+/* []metav1.OwnerReference; metav1 has json tags and omitempty pointers. */
+static void json_owner_refs(dra_buf *b, const dra_owner_ref *r, size_t n)
+{
+    dra_buf_putc(b, '[');
+    for (size_t i = 0; i < n; i++) {
+        dra_buf_puts(b, i ? ",{\"apiVersion\":" : "{\"apiVersion\":");
+        json_str(b, r[i].api_version);
+        dra_buf_puts(b, ",\"kind\":");
+        json_str(b, r[i].kind);
+        dra_buf_puts(b, ",\"name\":");
+        json_str(b, r[i].name);
+        dra_buf_puts(b, ",\"uid\":");
+        json_str(b, r[i].uid);
+        if (DRA_TRI_IS_SET(r[i].controller))
+            dra_buf_printf(b, ",\"controller\":%s",
+                           DRA_TRI_IS_TRUE(r[i].controller) ? "true" : "false");
+        if (DRA_TRI_IS_SET(r[i].block_owner_deletion))
+            dra_buf_printf(b, ",\"blockOwnerDeletion\":%s",
+                           DRA_TRI_IS_TRUE(r[i].block_owner_deletion) ? "true" : "false");
+        dra_buf_putc(b, '}');
+    }
+    dra_buf_putc(b, ']');
 }
 
 /* ---- NodeSelector --------------------------------------------------------- */
@@ -405,7 +449,7 @@ static void v_node_selector_req(vctx *v, const dra_node_selector_req *r)
         }
     } else {
         v_field(v, "operator");
-        v_invalid_str(v, op, "not a valid selector operator");
+        v_invalid_json_str(v, op, "not a valid selector operator");
         v_pop(v);
     }
     v_field(v, "key");
@@ -432,7 +476,7 @@ static void v_node_field_req(vctx *v, const dra_node_selector_req *r)
         }
     } else {
         v_field(v, "operator");
-        v_invalid_str(v, op, "not a valid selector operator");
+        v_invalid_json_str(v, op, "not a valid selector operator");
         v_pop(v);
     }
     if (!r->key || strcmp(r->key, "metadata.name") != 0) {

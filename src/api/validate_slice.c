@@ -275,30 +275,27 @@ static void v_request_policy(vctx *v, const dra_quantity *cap,
 
 /* ---- attributes, capacity, counters, taints ------------------------------ */
 
-static void go_attr(dra_buf *b, const dra_attr *a)
+/* The internal resource.DeviceAttribute as JSON: Go field names, nil
+ * pointers as null. */
+static void json_attr(dra_buf *b, const dra_attr *a)
 {
-    int first = 1;
-    dra_buf_puts(b, "resource.DeviceAttribute{");
-#define SEP() do { if (!first) dra_buf_puts(b, ", "); first = 0; } while (0)
-    if (a->set & DRA_ATTR_INT) {
-        SEP();
-        dra_buf_printf(b, "IntValue:%" PRId64, a->i);
-    }
-    if (a->set & DRA_ATTR_BOOL) {
-        SEP();
-        dra_buf_printf(b, "BoolValue:%s", a->b ? "true" : "false");
-    }
-    if (a->set & DRA_ATTR_STRING) {
-        SEP();
-        dra_buf_puts(b, "StringValue:");
-        v_quote(b, a->s ? a->s : "", a->s ? strlen(a->s) : 0);
-    }
-    if (a->set & DRA_ATTR_VERSION) {
-        SEP();
-        dra_buf_puts(b, "VersionValue:");
-        v_quote(b, a->v ? a->v : "", a->v ? strlen(a->v) : 0);
-    }
-#undef SEP
+    dra_buf_puts(b, "{\"IntValue\":");
+    if (a->set & DRA_ATTR_INT)
+        dra_buf_printf(b, "%" PRId64, a->i);
+    else
+        dra_buf_puts(b, "null");
+    dra_buf_puts(b, ",\"BoolValue\":");
+    dra_buf_puts(b, (a->set & DRA_ATTR_BOOL) ? (a->b ? "true" : "false") : "null");
+    dra_buf_puts(b, ",\"StringValue\":");
+    if (a->set & DRA_ATTR_STRING)
+        v_json_quote(b, a->s ? a->s : "", a->s ? strlen(a->s) : 0);
+    else
+        dra_buf_puts(b, "null");
+    dra_buf_puts(b, ",\"VersionValue\":");
+    if (a->set & DRA_ATTR_VERSION)
+        v_json_quote(b, a->v ? a->v : "", a->v ? strlen(a->v) : 0);
+    else
+        dra_buf_puts(b, "null");
     dra_buf_putc(b, '}');
 }
 
@@ -329,7 +326,7 @@ static void v_attr(vctx *v, const dra_attr *a)
     } else if (nset > 1) {
         dra_buf b;
         dra_buf_init(&b, v->d ? v->d->mem : NULL);
-        go_attr(&b, a);
+        json_attr(&b, a);
         v_invalid_raw(v, b.p ? b.p : "", "exactly one value must be specified");
         dra_buf_fini(&b);
     }
@@ -458,13 +455,13 @@ void v_binding_params(vctx *v, const dra_strlist *bc, const dra_strlist *bfc)
     vset_fini(&seen_f);
     if (bc->n == 0 && bfc->n > 0) {
         v_field(v, "bindingConditions");
-        v_invalid_raw(v, bc->set ? "[]string{}" : "[]string(nil)",
+        v_invalid_raw(v, bc->set ? "[]" : "null",
                       "bindingConditions are required to use bindingFailureConditions");
         v_pop(v);
     }
     if (bfc->n == 0 && bc->n > 0) {
         v_field(v, "bindingFailureConditions");
-        v_invalid_raw(v, bfc->set ? "[]string{}" : "[]string(nil)",
+        v_invalid_raw(v, bfc->set ? "[]" : "null",
                       "bindingFailureConditions are required to use bindingConditions");
         v_pop(v);
     }
@@ -675,7 +672,7 @@ static void v_slice_node_selection(vctx *v, const dra_resource_slice_spec *s)
             /* One term keeps merging selectors of several slices simple. */
             dra_buf b;
             dra_buf_init(&b, v->d ? v->d->mem : NULL);
-            go_node_selector_terms(&b, s->node_selector);
+            json_node_selector_terms(&b, s->node_selector);
             v_field(v, "nodeSelectorTerms");
             v_invalid_raw(v, b.p ? b.p : "", "must have exactly one node selector term");
             v_pop(v);
@@ -719,7 +716,7 @@ static void immutable_opt_str(vctx *v, const char *field, const char *nv,
         return;
     v_field(v, field);
     if (nv)
-        v_invalid_str(v, nv, "field is immutable");
+        v_invalid_json_str(v, nv, "field is immutable");
     else
         v_invalid_raw(v, "null", "field is immutable");
     v_pop(v);

@@ -119,6 +119,41 @@ void v_quote(dra_buf *b, const char *str, size_t len)
     dra_buf_putc(b, '"');
 }
 
+/* Go's encoding/json string form (HTML-safe, invalid UTF-8 as U+FFFD):
+ * kube-apiserver renders typed strings and composite values this way. */
+void v_json_quote(dra_buf *b, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t i = 0, n;
+    uint32_t c;
+    dra_buf_putc(b, '"');
+    while (i < len) {
+        n = utf8_decode(s + i, len - i, &c);
+        if (n == 0) {
+            dra_buf_puts(b, "\\ufffd");
+            i++;
+            continue;
+        }
+        switch (c) {
+        case '"': dra_buf_puts(b, "\\\""); break;
+        case '\\': dra_buf_puts(b, "\\\\"); break;
+        case '\b': dra_buf_puts(b, "\\b"); break;
+        case '\f': dra_buf_puts(b, "\\f"); break;
+        case '\n': dra_buf_puts(b, "\\n"); break;
+        case '\r': dra_buf_puts(b, "\\r"); break;
+        case '\t': dra_buf_puts(b, "\\t"); break;
+        default:
+            if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x2028 ||
+                c == 0x2029)
+                dra_buf_printf(b, "\\u%04x", (unsigned)c);
+            else
+                dra_buf_append(b, s + i, n);
+        }
+        i += n;
+    }
+    dra_buf_putc(b, '"');
+}
+
 /* ---- error recording ---------------------------------------------------- */
 
 static void v_emit(vctx *v, dra_buf *b)
@@ -185,6 +220,16 @@ void v_invalid_str(vctx *v, const char *val, const char *detail)
     v_invalid_strn(v, val, strlen(val), detail);
 }
 
+void v_invalid_json_str(vctx *v, const char *val, const char *detail)
+{
+    dra_buf b;
+    dra_buf_init(&b, v_mem(v));
+    val = val ? val : "";
+    v_json_quote(&b, val, strlen(val));
+    v_invalid_raw(v, b.p ? b.p : "", detail);
+    dra_buf_fini(&b);
+}
+
 void v_invalid_int(vctx *v, int64_t val, const char *detail)
 {
     char tmp[32];
@@ -226,9 +271,11 @@ void v_not_supported(vctx *v, const char *val, const char *const *supported,
 {
     dra_buf b;
     dra_buf_init(&b, v_mem(v));
+    /* Enumerations are typed strings in Go, which kube-apiserver renders
+     * as JSON; the list of supported values is strconv.Quote'd. */
     dra_buf_puts(&b, "Unsupported value: ");
     val = val ? val : "";
-    v_quote(&b, val, strlen(val));
+    v_json_quote(&b, val, strlen(val));
     if (n) {
         dra_buf_puts(&b, ": supported values: ");
         for (size_t i = 0; i < n; i++) {

@@ -387,6 +387,11 @@ static void test_quote(void **state)
     v_quote(&b, "a\"b\\c\n\t\x01\x7f\xc3\xa9\xff\xc2\x85", 14);
     assert_string_equal(b.p, "\"a\\\"b\\\\c\\n\\t\\x01\\x7f\xc3\xa9\\xff\\u0085\"");
     dra_buf_fini(&b);
+    /* encoding/json: HTML-safe, invalid UTF-8 as U+FFFD, \b \f short. */
+    dra_buf_init(&b, NULL);
+    v_json_quote(&b, "<a&b>\"\\\b\x01\xff\xe2\x80\xa8\xc3\xa9", 15);
+    assert_string_equal(b.p, "\"\\u003ca\\u0026b\\u003e\\\"\\\\\\b\\u0001\\ufffd\\u2028\xc3\xa9\"");
+    dra_buf_fini(&b);
 }
 
 static void test_key_truncation(void **state)
