@@ -28,6 +28,7 @@ typedef struct checker {
     dra_diag *d;
     int nerr, oom;
     int lenient;
+    int unsupported;
     scope_var scope[MAX_SCOPE];
     int nscope;
     int nlocals, maxlocals;
@@ -206,9 +207,10 @@ static int assignable(const cel_type *formal, const cel_type *actual, bindings *
     case CEL_T_OPAQUE:
     case CEL_T_OBJECT:
         return !strcmp(formal->name, actual->name);
+    case CEL_T_TYPE:
+        return 1; /* type values compare at run time */
     case CEL_T_LIST:
     case CEL_T_OPTIONAL:
-    case CEL_T_TYPE:
         if (!formal->nparams || !actual->nparams)
             return 1;
         return assignable(formal->params[0], actual->params[0], bd);
@@ -300,7 +302,7 @@ static const cel_type *type_ident(checker *ck, const char *name, size_t len)
 {
     static const cel_type *const simple[] = {
         &cel_t_int, &cel_t_uint, &cel_t_double, &cel_t_bool, &cel_t_string, &cel_t_bytes,
-        &cel_t_list, &cel_t_map, &cel_t_null, &cel_t_type, &cel_t_dyn, &cel_t_duration,
+        &cel_t_list, &cel_t_map, &cel_t_null, &cel_t_type, &cel_t_duration,
         &cel_t_timestamp, &cel_t_optional};
     if (len && name[0] == '.') {
         name++;
@@ -309,6 +311,8 @@ static const cel_type *type_ident(checker *ck, const char *name, size_t len)
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++)
         if (strlen(simple[i]->name) == len && !memcmp(simple[i]->name, name, len))
             return simple[i];
+    if (len == 3 && !memcmp(name, "dyn", 3))
+        return NULL; /* dyn has no type denotation */
     return cel_env_find_type(ck->env, name, len);
 }
 
@@ -366,6 +370,13 @@ static const cel_type *field_type(checker *ck, cel_ast *e, const cel_type *t)
 {
     if (is_dyn(t))
         return &cel_t_dyn;
+    if (t->kind == CEL_T_OPTIONAL) {
+        /* Selection on an optional value is optional chaining. */
+        const cel_type *f = field_type(ck, e, t->nparams ? t->params[0] : &cel_t_dyn);
+        if (f->kind == CEL_T_ERROR)
+            return f;
+        return e->test_only ? &cel_t_bool : cel_type_wrap(ck->a, CEL_T_OPTIONAL, "optional_type", f);
+    }
     if (t->kind == CEL_T_MAP)
         return t->nparams == 2 ? t->params[1] : &cel_t_dyn;
     if (t->kind == CEL_T_OBJECT && t->obj) {
@@ -410,6 +421,10 @@ static const cel_type *index_type(checker *ck, cel_ast *e, const cel_type *c,
 {
     if (is_dyn(c))
         return &cel_t_dyn;
+    if (c->kind == CEL_T_OPTIONAL) {
+        const cel_type *r = index_type(ck, e, c->nparams ? c->params[0] : &cel_t_dyn, k);
+        return r->kind == CEL_T_ERROR ? r : cel_type_wrap(ck->a, CEL_T_OPTIONAL, "optional_type", r);
+    }
     if (c->kind == CEL_T_LIST) {
         if (!is_dyn(k) && k->kind != CEL_T_INT && k->kind != CEL_T_UINT &&
             k->kind != CEL_T_DOUBLE)
@@ -462,6 +477,8 @@ static const cel_type *resolve_overloads(checker *ck, cel_ast *e, const cel_type
     const cel_type *result = NULL;
     int member = e->target != NULL;
     size_t nc = 0;
+    if (!fe && ck->lenient)
+        return &cel_t_dyn; /* unbound function: a runtime error */
     if (!fe)
         return cerr(ck, e->off, "undeclared reference to '%.*s' (in container '%s')",
                     (int)e->namelen, e->name, ck->env->container ? ck->env->container : "");
@@ -720,7 +737,10 @@ static const cel_type *check(checker *ck, cel_ast *e)
     case AST_MAP: t = check_map(ck, e); break;
     case AST_COMPREHENSION: t = check_comp(ck, e); break;
     default:
-        t = cerr(ck, e->off, "unknown type '%.*s'", (int)e->namelen, e->name);
+        /* Message literals need protobuf types, which this engine lacks. */
+        t = cerr(ck, e->off, "message literals are not supported ('%.*s')", (int)e->namelen,
+                 e->name);
+        ck->unsupported = 1;
         break;
     }
     if (!t)
@@ -757,6 +777,8 @@ dra_err cel_check(dra_cel_env *env, dra_arena *a, cel_ast *root, const char *src
     }
     if (ck->oom)
         rc = DRA_ENOMEM;
+    else if (ck->unsupported)
+        rc = DRA_EUNSUPPORTED;
     else if (ck->nerr)
         rc = DRA_ETYPE;
     dra_free(env->mem, ck->vars);

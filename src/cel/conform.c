@@ -493,6 +493,12 @@ static dra_err run_case(case_ctx *cc, const dra_doc *test, int *status, dra_buf 
     rc = dra_cel_compile_ex(cc->env, expr->u.str.s, expr->u.str.len, flags, &cc->prog, &cc->d);
     if (rc == DRA_ENOMEM)
         return rc;
+    if (rc == DRA_EUNSUPPORTED) {
+        *status = 2;
+        if (detail)
+            dra_buf_puts(detail, "needs protobuf message literals");
+        return DRA_OK;
+    }
     if (rc) {
         *status = 1;
         if (detail)

@@ -125,9 +125,33 @@ static cel_ast *constant(parser *p, size_t off, cel_value v)
 
 /* ---- macros ------------------------------------------------------------ */
 
+static int is_cel_call(const cel_ast *e, const char *fn, size_t nargs)
+{
+    return e->kind == AST_CALL && e->target && e->target->kind == AST_IDENT &&
+           e->target->namelen == 3 && !memcmp(e->target->name, "cel", 3) &&
+           e->namelen == strlen(fn) && !memcmp(e->name, fn, e->namelen) && e->nargs == nargs;
+}
+
+/* cel.block's generated names: cel.index(N), cel.iterVar(N, M),
+ * cel.accuVar(N, M) become identifiers no user can write. */
+static const char *block_name(parser *p, const cel_ast *e)
+{
+    if (is_cel_call(e, "index", 1) && e->args[0]->kind == AST_CONST &&
+        e->args[0]->cval.kind == CEL_K_INT)
+        return dra_arena_sprintf(p->a, "@index%lld", (long long)e->args[0]->cval.u.i);
+    if ((is_cel_call(e, "iterVar", 2) || is_cel_call(e, "accuVar", 2)) &&
+        e->args[0]->kind == AST_CONST && e->args[1]->kind == AST_CONST &&
+        e->args[0]->cval.kind == CEL_K_INT && e->args[1]->cval.kind == CEL_K_INT)
+        return dra_arena_sprintf(p->a, "@%s%lld:%lld", e->name, (long long)e->args[0]->cval.u.i,
+                                 (long long)e->args[1]->cval.u.i);
+    return NULL;
+}
+
 static const char *ident_name(parser *p, cel_ast *e)
 {
     const char *s;
+    if (e->kind == AST_CALL && (s = block_name(p, e)) != NULL)
+        return s;
     if (e->kind != AST_IDENT) {
         perr(p, e->off, "argument must be a simple name");
         return NULL;
@@ -168,6 +192,61 @@ static cel_ast *list_of(parser *p, size_t off, cel_ast *item)
     return l;
 }
 
+/* opt.optMap(x, e): opt.hasValue() ? optional.of(cel.bind(x, opt.value(), e))
+ * : optional.none(); optFlatMap without the optional.of. */
+static cel_ast *opt_macro(parser *p, size_t off, cel_ast *tgt, int wrap, cel_ast **args)
+{
+    const char *v = ident_name(p, args[0]);
+    cel_ast *val, *body, *has;
+    if (!v)
+        return &p->dummy;
+    has = call(p, off, "hasValue", tgt, 0, NULL, NULL, NULL);
+    val = call(p, off, "value", tgt, 0, NULL, NULL, NULL);
+    body = comp(p, off, list_of(p, off, NULL), "#unused", NULL, v, val,
+                constant(p, off, cel_bool(0)), ident(p, off, v), args[1]);
+    if (wrap)
+        body = call(p, off, "optional.of", NULL, 1, body, NULL, NULL);
+    return call(p, off, "_?_:_", NULL, 3, has, body,
+                call(p, off, "optional.none", NULL, 0, NULL, NULL, NULL));
+}
+
+/* cel.block([e0, e1, ...], r): nested bindings of @index0, @index1, ... */
+static cel_ast *block_macro(parser *p, size_t off, cel_ast **args, size_t nargs)
+{
+    cel_ast *r;
+    if (nargs != 2 || args[0]->kind != AST_LIST)
+        return NULL;
+    r = args[1];
+    for (size_t i = args[0]->nargs; i-- > 0;) {
+        const char *nm = dra_arena_sprintf(p->a, "@index%zu", i);
+        if (!nm) {
+            p->oom = 1;
+            return perr(p, off, "out of memory");
+        }
+        r = comp(p, off, list_of(p, off, NULL), "#unused", NULL, nm, args[0]->args[i],
+                 constant(p, off, cel_bool(0)), ident(p, off, nm), r);
+    }
+    return r;
+}
+
+/* math.greatest(a, b, c, ...) and math.least: three or more arguments
+ * are passed as one list. */
+static cel_ast *variadic_math(parser *p, cel_ast *n)
+{
+    cel_ast *l;
+    if (n->nargs < 3)
+        return NULL;
+    l = node(p, AST_LIST, n->off);
+    l->args = n->args;
+    l->nargs = n->nargs;
+    n->args = args_alloc(p, 1);
+    if (!n->args)
+        return &p->dummy;
+    n->args[0] = l;
+    n->nargs = 1;
+    return n;
+}
+
 /* Expands a member macro; NULL when |name| with |nargs| is not one. */
 static cel_ast *expand_macro(parser *p, size_t off, cel_ast *tgt, const char *name,
                              size_t nlen, cel_ast **args, size_t nargs)
@@ -181,6 +260,8 @@ static cel_ast *expand_macro(parser *p, size_t off, cel_ast *tgt, const char *na
 #undef IS
     if (p->po && p->po->disable_macros)
         return NULL;
+    if ((nlen == 6 && !memcmp(name, "optMap", 6)) || (nlen == 10 && !memcmp(name, "optFlatMap", 10)))
+        return nargs == 2 ? opt_macro(p, off, tgt, nlen == 6, args) : NULL;
     if (!((all || ex || ex1 || filt) && (nargs == 2 || nargs == 3)) &&
         !(map && (nargs == 2 || nargs == 3)) && !((tl || tm) && (nargs == 3 || nargs == 4)))
         return NULL;
@@ -531,10 +612,20 @@ static cel_ast *parse_member_suffix(parser *p, cel_ast *e)
             n->target = e;
             parse_call_args(p, n);
             m = expand_macro(p, t.off, e, name, t.slen, n->args, n->nargs);
-            if (!m && t.slen == 4 && !memcmp(name, "bind", 4) && e->kind == AST_IDENT &&
-                e->namelen == 3 && !memcmp(e->name, "cel", 3) &&
-                !(p->po && p->po->disable_macros))
-                m = bind_macro(p, t.off, n->args, n->nargs);
+            if (!m && e->kind == AST_IDENT && e->namelen == 3 && !memcmp(e->name, "cel", 3) &&
+                !(p->po && p->po->disable_macros)) {
+                const char *bn;
+                if (t.slen == 4 && !memcmp(name, "bind", 4))
+                    m = bind_macro(p, t.off, n->args, n->nargs);
+                else if (t.slen == 5 && !memcmp(name, "block", 5))
+                    m = block_macro(p, t.off, n->args, n->nargs);
+                else if ((bn = block_name(p, n)) != NULL)
+                    m = ident(p, t.off, bn);
+            }
+            if (!m && e->kind == AST_IDENT && e->namelen == 4 && !memcmp(e->name, "math", 4) &&
+                ((t.slen == 8 && !memcmp(name, "greatest", 8)) ||
+                 (t.slen == 5 && !memcmp(name, "least", 5))))
+                m = variadic_math(p, n);
             return m ? m : n;
         }
         if (opt)

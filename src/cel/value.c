@@ -64,35 +64,24 @@ const cel_type *cel_value_type(cel_value v)
 
 /* ---- numbers ------------------------------------------------------------ */
 
-/* Compares int |i| with double |d|: <0, 0, >0, or 2 when d is NaN. */
-static int cmp_int_double(int64_t i, double d)
+/* Int and uint compare with doubles after conversion to double, as
+ * cel-go does (so 9223372036854775807 and 9223372036854775808.0 are
+ * equal): <0, 0, >0, or 2 when d is NaN. */
+static int cmp_dd(double a, double d)
 {
     if (isnan(d))
         return 2;
-    if (d >= 9223372036854775808.0)
-        return -1;
-    if (d < -9223372036854775808.0)
-        return 1;
-    double t = trunc(d);
-    int64_t di = (int64_t)t;
-    if (i != di)
-        return i < di ? -1 : 1;
-    return t == d ? 0 : (d > t ? -1 : 1);
+    return a < d ? -1 : a > d;
+}
+
+static int cmp_int_double(int64_t i, double d)
+{
+    return cmp_dd((double)i, d);
 }
 
 static int cmp_uint_double(uint64_t u, double d)
 {
-    if (isnan(d))
-        return 2;
-    if (d >= 18446744073709551616.0)
-        return -1;
-    if (d < 0)
-        return 1;
-    double t = trunc(d);
-    uint64_t du = (uint64_t)t;
-    if (u != du)
-        return u < du ? -1 : 1;
-    return t == d ? 0 : (d > t ? -1 : 1);
+    return cmp_dd((double)u, d);
 }
 
 static int is_num(cel_value v)

@@ -289,8 +289,10 @@ static cel_value select_str(cel_ctx *c, cel_value x, cel_value k, uint64_t h)
         if (!x.u.opt)
             return x;
         out = *x.u.opt;
-        if (out.kind == CEL_K_MAP && !cel_map_find_str(out.u.map, k.u.s, k.n, h, &out))
-            return cel_optional_new(c, NULL);
+        if (out.kind == CEL_K_MAP) {
+            pv = cel_map_get_str(out.u.map, k.u.s, k.n, h);
+            return cel_optional_new(c, pv);
+        }
         out = select_str(c, out, k, h);
         return out.kind == CEL_K_ERROR ? out : cel_optional_new(c, &out);
     default:
@@ -347,8 +349,11 @@ static cel_value index_value(cel_ctx *c, cel_value x, cel_value k)
         if (!x.u.opt)
             return x;
         out = *x.u.opt;
-        if (out.kind == CEL_K_MAP && !cel_map_find(out.u.map, k, &out))
-            return cel_optional_new(c, NULL);
+        if (out.kind == CEL_K_MAP) {
+            cel_value f;
+            return cel_map_find(out.u.map, k, &f) ? cel_optional_new(c, &f)
+                                                  : cel_optional_new(c, NULL);
+        }
         if (out.kind == CEL_K_LIST && list_index(k, &i) &&
             (i < 0 || (uint64_t)i >= out.u.list->n))
             return cel_optional_new(c, NULL);
