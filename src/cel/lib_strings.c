@@ -5,7 +5,9 @@
  * join; version 3: reverse. Indexes count code points; behaviour and
  * error texts follow cel-go (which follows Go's strings package).
  */
+#define _GNU_SOURCE /* memmem: linear-time substring search */
 #include <math.h>
+#include <string.h>
 
 #include "lib_common.h"
 
@@ -76,48 +78,85 @@ static cel_value s_char_at(cel_ctx *ctx, const cel_value *a, size_t n)
     return sub_cp(a[0], (size_t)i, (size_t)i + 1);
 }
 
-static int runes_at(const uint32_t *s, const uint32_t *sub, size_t m)
+/* Substring search works on the UTF-8 bytes: in valid UTF-8 a byte match
+ * of a whole needle always starts on a code point boundary, and memmem
+ * and the KMP scan below are linear, so a long hostile needle cannot make
+ * a call quadratic before its cost is charged. */
+static size_t cp_count(const char *s, size_t len)
 {
-    for (size_t j = 0; j < m; j++)
-        if (s[j] != sub[j])
-            return 0;
-    return 1;
+    return cel_utf8_len(s, len);
 }
 
 static cel_value index_of(cel_ctx *ctx, cel_value s, cel_value sub, int64_t off)
 {
-    uint32_t *r, *sr;
-    size_t n, m;
+    size_t n, start;
+    const char *p;
     if (sub.n == 0)
         return cel_int(off);
-    if (!(r = runes_of(ctx, s, &n)) || !(sr = runes_of(ctx, sub, &m)))
-        return nomem();
+    n = cp_count(s.u.s, s.n);
     if (off < 0 || (uint64_t)off >= n)
         return out_of_range(ctx, off);
-    for (size_t i = (size_t)off; i + m <= n; i++)
-        if (runes_at(r + i, sr, m))
-            return cel_int((int64_t)i);
-    return cel_int(-1);
+    start = lib_utf8_offset(s.u.s, s.n, (size_t)off);
+    p = memmem(s.u.s + start, s.n - start, sub.u.s, sub.n);
+    if (!p)
+        return cel_int(-1);
+    return cel_int(off + (int64_t)cp_count(s.u.s + start, (size_t)(p - s.u.s) - start));
+}
+
+/* Start (bytes) of the last match of |sub| beginning at or before byte
+ * |limit|, or -1. One KMP pass over the haystack. */
+static long last_match(cel_ctx *ctx, cel_value s, cel_value sub, size_t limit)
+{
+    size_t m = sub.n, k = 0;
+    long best = -1;
+    size_t *fail = cel_alloc(ctx, m * sizeof *fail);
+    if (!fail)
+        return -2;
+    fail[0] = 0;
+    for (size_t i = 1; i < m; i++) {
+        while (k > 0 && sub.u.s[i] != sub.u.s[k])
+            k = fail[k - 1];
+        if (sub.u.s[i] == sub.u.s[k])
+            k++;
+        fail[i] = k;
+    }
+    k = 0;
+    for (size_t i = 0; i < s.n && i < limit + m; i++) {
+        while (k > 0 && s.u.s[i] != sub.u.s[k])
+            k = fail[k - 1];
+        if (s.u.s[i] == sub.u.s[k])
+            k++;
+        if (k == m) {
+            size_t st = i + 1 - m;
+            if (st <= limit)
+                best = (long)st;
+            k = fail[k - 1];
+        }
+    }
+    return best;
 }
 
 static cel_value last_index_of(cel_ctx *ctx, cel_value s, cel_value sub,
                                int64_t off)
 {
-    uint32_t *r, *sr;
     size_t n, m;
-    int64_t i;
+    long at;
     if (sub.n == 0)
         return cel_int(off);
-    if (!(r = runes_of(ctx, s, &n)) || !(sr = runes_of(ctx, sub, &m)))
-        return nomem();
+    n = cp_count(s.u.s, s.n);
+    m = cp_count(sub.u.s, sub.n);
     if (off < 0 || (uint64_t)off >= n)
         return out_of_range(ctx, off);
     if (off > (int64_t)n - (int64_t)m)
         off = (int64_t)n - (int64_t)m;
-    for (i = off; i >= 0; i--)
-        if (runes_at(r + i, sr, m))
-            return cel_int(i);
-    return cel_int(-1);
+    if (off < 0)
+        return cel_int(-1);
+    at = last_match(ctx, s, sub, lib_utf8_offset(s.u.s, s.n, (size_t)off));
+    if (at == -2)
+        return nomem();
+    if (at < 0)
+        return cel_int(-1);
+    return cel_int((int64_t)cp_count(s.u.s, (size_t)at));
 }
 
 static cel_value s_index_of(cel_ctx *ctx, const cel_value *a, size_t n)
@@ -170,15 +209,12 @@ static cel_value s_upper(cel_ctx *ctx, const cel_value *a, size_t n)
     return ascii_case(ctx, a[0], 1);
 }
 
-/* Go's strings.Index on byte strings. */
+/* Go's strings.Index on byte strings (linear: glibc's two-way memmem). */
 static const char *find_bytes(const char *s, size_t n, const char *sub, size_t m)
 {
     if (m == 0)
         return s;
-    for (size_t i = 0; i + m <= n; i++)
-        if (s[i] == sub[0] && memcmp(s + i, sub, m) == 0)
-            return s + i;
-    return NULL;
+    return memmem(s, n, sub, m);
 }
 
 static size_t count_bytes(const char *s, size_t n, const char *sub, size_t m)

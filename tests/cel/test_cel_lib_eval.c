@@ -142,6 +142,12 @@ static const lcase strings_cases[] = {
      "OK:true"},
     {'s', "strings.quote('\u00e9') == '\"\u00e9\"'", "OK:true"},
     {'s', "'gums'.reverse()", "OK:\"smug\""},
+    /* 100,000 'a's searched for 50,000 'a's and a 'b': linear, not 5e9 steps. */
+    {'s', "cel.bind(s, 'aaaaaaaaaa'.replace('a', 'aaaaaaaaaa').replace('a', 'aaaaaaaaaa')"
+          ".replace('a', 'aaaaaaaaaa').replace('a', 'aaaaaaaaaa'), "
+          "[s.indexOf(s.substring(0, 50000) + 'b'), s.lastIndexOf(s.substring(0, 50000) + 'b'),"
+          " s.lastIndexOf(s.substring(0, 50000)), s.split(s.substring(0, 49999) + 'b').size()])",
+     "OK:[-1, -1, 50000, 1]"},
     {'s', "'\u5c0f\u732bx'.reverse() == 'x\u732b\u5c0f'", "OK:true"},
     /* Kubernetes enables ext.Strings version 2: no reverse. */
     {'d', "'gums'.reverse() == 'smug'", "ERR:found no matching overload for 'reverse'"},
