@@ -65,8 +65,10 @@ static inline int cel_bytes_eq(const char *a, const char *b, size_t n)
 static inline const cel_value *cel_map_get_str(const cel_map *m, const char *s, size_t len,
                                                uint64_t hash)
 {
-    const cel_map_entry *e = m->e, *end = e + m->n;
-    for (; e < end; e++)
+    const cel_map_entry *e = m->e, *end;
+    if (!m->n)
+        return NULL;
+    for (end = e + m->n; e < end; e++)
         if (e->hash == hash && e->k.n == len && e->k.kind == CEL_K_STRING &&
             cel_bytes_eq(e->k.u.s, s, len))
             return &e->v;
