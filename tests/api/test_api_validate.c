@@ -450,6 +450,39 @@ static void test_failmalloc(void **state)
         dra_arena_fini(&a);
         fixture_free(&f);
     }
+    /* Update and status update: the deep comparison allocates too. */
+    static const char *const pairs[] = {
+        DRA_TEST_DATA "/api/invalid/update-claim-spec.yaml",
+        DRA_TEST_DATA "/api/invalid/status-allocation-immutable.yaml",
+        DRA_TEST_DATA "/api/invalid/update-finalizer-while-deleting.yaml",
+    };
+    for (size_t fi = 0; fi < sizeof pairs / sizeof pairs[0]; fi++) {
+        fixture f;
+        dra_arena a;
+        dra_object **objs;
+        size_t n;
+        fixture_load(&f, pairs[fi]);
+        dra_arena_init(&a, NULL);
+        assert_int_equal(dra_api_decode_stream(&a, f.text, f.len, &objs, &n, NULL), DRA_OK);
+        assert_int_equal(n, 2);
+        for (long k = 0;; k++) {
+            dra_failmem fm;
+            dra_diag d;
+            dra_failmem_init(&fm, k);
+            dra_diag_init(&d, &fm.mem);
+            dra_err e = dra_api_validate_ex(objs[1], objs[0], f.mode, NULL, &d);
+            dra_diag_fini(&d);
+            assert_int_equal(fm.live, 0);
+            if (!fm.failed) {
+                assert_int_equal(e, DRA_EINVALID);
+                break;
+            }
+            assert_true(e == DRA_ENOMEM || e == DRA_EINVALID);
+            assert_true(k < 100000);
+        }
+        dra_arena_fini(&a);
+        fixture_free(&f);
+    }
 }
 
 /* Huge lists: the size limit answers before any per-item work, and the
