@@ -359,6 +359,17 @@ CEL_FUNC cel_value cel_opaque_new(cel_ctx *ctx, const cel_opaque_type *t,
                                   const void *data);
 /* Charges extra runtime cost from inside a built-in (long loops). */
 CEL_FUNC void cel_ctx_charge(cel_ctx *ctx, uint64_t cost);
+/* Per-VM state for a library (e.g. a time-zone cache): returns the
+ * address of a pointer slot identified by |key| (any stable address, such
+ * as &cel_lib_time), NULL-initialised on first use. The VM calls
+ * |fini|(*slot, mem) when it is freed, if *slot is not NULL. A VM is used
+ * by one thread at a time, so no locking is needed. Returns NULL when all
+ * CEL_CTX_SLOTS slots are taken by other keys. */
+#define CEL_CTX_SLOTS 8
+CEL_FUNC void **cel_ctx_slot(cel_ctx *ctx, const void *key,
+                             void (*fini)(void *p, const dra_mem *mem));
+/* The VM's allocator (for state kept across evaluations in a slot). */
+CEL_FUNC const dra_mem *cel_ctx_mem(cel_ctx *ctx);
 
 /* ---- value operations (value.c) --------------------------------------- */
 

@@ -424,6 +424,9 @@ void dra_cel_vm_free(dra_cel_vm *vm)
 {
     if (!vm)
         return;
+    for (size_t i = 0; i < CEL_CTX_SLOTS; i++)
+        if (vm->c.slots[i].p && vm->c.slots[i].fini)
+            vm->c.slots[i].fini(vm->c.slots[i].p, vm->c.mem);
     for (size_t i = 0; i < CEL_REGEX_CACHE; i++) {
         cel_regex_free(vm->c.mem, vm->c.rcache[i].re);
         dra_free(vm->c.mem, vm->c.rcache[i].pat);

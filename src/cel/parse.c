@@ -247,6 +247,26 @@ static cel_ast *variadic_math(parser *p, cel_ast *n)
     return n;
 }
 
+/* list.sortBy(x, key): cel.bind(@__sortBy_input__, list,
+ *   @__sortBy_input__.@sortByAssociatedKeys(@__sortBy_input__.map(x, key))),
+ * as cel-go's ext.Lists expands it. */
+static cel_ast *sortby_macro(parser *p, size_t off, cel_ast *tgt, cel_ast **args)
+{
+    static const char v[] = "@__sortBy_input__";
+    const char *x = ident_name(p, args[0]);
+    cel_ast *keys, *body, *acc;
+    if (!x)
+        return &p->dummy;
+    acc = ident(p, off, "@result");
+    keys = comp(p, off, ident(p, off, v), x, NULL, "@result", list_of(p, off, NULL),
+                constant(p, off, cel_bool(1)),
+                call(p, off, "_+_", NULL, 2, acc, list_of(p, off, args[1]), NULL),
+                ident(p, off, "@result"));
+    body = call(p, off, "@sortByAssociatedKeys", ident(p, off, v), 1, keys, NULL, NULL);
+    return comp(p, off, list_of(p, off, NULL), "#unused", NULL, v, tgt,
+                constant(p, off, cel_bool(0)), ident(p, off, v), body);
+}
+
 /* Expands a member macro; NULL when |name| with |nargs| is not one. */
 static cel_ast *expand_macro(parser *p, size_t off, cel_ast *tgt, const char *name,
                              size_t nlen, cel_ast **args, size_t nargs)
@@ -262,6 +282,8 @@ static cel_ast *expand_macro(parser *p, size_t off, cel_ast *tgt, const char *na
         return NULL;
     if ((nlen == 6 && !memcmp(name, "optMap", 6)) || (nlen == 10 && !memcmp(name, "optFlatMap", 10)))
         return nargs == 2 ? opt_macro(p, off, tgt, nlen == 6, args) : NULL;
+    if (nlen == 6 && !memcmp(name, "sortBy", 6))
+        return nargs == 2 ? sortby_macro(p, off, tgt, args) : NULL;
     if (!((all || ex || ex1 || filt) && (nargs == 2 || nargs == 3)) &&
         !(map && (nargs == 2 || nargs == 3)) && !((tl || tm) && (nargs == 3 || nargs == 4)))
         return NULL;

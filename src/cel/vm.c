@@ -168,6 +168,25 @@ void cel_ctx_charge(cel_ctx *ctx, uint64_t cost)
     ctx->cost += cost;
 }
 
+void **cel_ctx_slot(cel_ctx *ctx, const void *key, void (*fini)(void *p, const dra_mem *mem))
+{
+    for (size_t i = 0; i < CEL_CTX_SLOTS; i++) {
+        if (ctx->slots[i].key == key)
+            return &ctx->slots[i].p;
+        if (!ctx->slots[i].key) {
+            ctx->slots[i].key = key;
+            ctx->slots[i].fini = fini;
+            return &ctx->slots[i].p;
+        }
+    }
+    return NULL;
+}
+
+const dra_mem *cel_ctx_mem(cel_ctx *ctx)
+{
+    return ctx->mem;
+}
+
 uint64_t cel_value_size(cel_value v)
 {
     switch (v.kind) {

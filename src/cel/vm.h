@@ -130,6 +130,11 @@ struct cel_ctx {
     unsigned rnext;
     int cost_exceeded;
     int oom;
+    struct {
+        const void *key;
+        void *p;
+        void (*fini)(void *p, const dra_mem *mem);
+    } slots[CEL_CTX_SLOTS];
 };
 
 struct dra_cel_vm {
