@@ -314,6 +314,67 @@ static const lcase math_cases[] = {
     {'d', "math.abs(-1) == 1", "ERR:undeclared reference to 'math'"},
 };
 
+static const lcase net_cases[] = {
+    {'d', "ip('127.0.0.1').family()", "OK:4"},
+    {'d', "ip('::1').family()", "OK:6"},
+    {'d', "ip('0.0.0.0').isUnspecified()", "OK:true"},
+    {'d', "ip('::').isUnspecified()", "OK:true"},
+    {'d', "ip('::1').isUnspecified()", "OK:false"},
+    {'d', "ip('127.0.0.1').isLoopback()", "OK:true"},
+    {'d', "ip('2001:db8::abcd').isLoopback()", "OK:false"},
+    {'d', "ip('224.0.0.1').isLinkLocalMulticast()", "OK:true"},
+    {'d', "ip('224.0.1.1').isLinkLocalMulticast()", "OK:false"},
+    {'d', "ip('ff02::1').isLinkLocalMulticast()", "OK:true"},
+    {'d', "ip('fd00::1').isLinkLocalMulticast()", "OK:false"},
+    {'d', "ip('169.254.169.254').isLinkLocalUnicast()", "OK:true"},
+    {'d', "ip('fe80::1').isLinkLocalUnicast()", "OK:true"},
+    {'d', "ip('fd80::1').isLinkLocalUnicast()", "OK:false"},
+    {'d', "ip('192.168.0.1').isGlobalUnicast()", "OK:true"},
+    {'d', "ip('255.255.255.255').isGlobalUnicast()", "OK:false"},
+    {'d', "ip('2001:db8::abcd').isGlobalUnicast()", "OK:true"},
+    {'d', "ip('ff00::1').isGlobalUnicast()", "OK:false"},
+    {'d', "string(ip('2001:DB8:0:0:0::1'))", "OK:\"2001:db8::1\""},
+    {'d', "string(ip('1:0:0:1:0:0:0:1'))", "OK:\"1:0:0:1::1\""},
+    {'d', "string(ip('::ffff:0:1.2.3.4'))", "OK:\"::ffff:0:102:304\""},
+    {'d', "ip.isCanonical('127.0.0.1')", "OK:true"},
+    {'d', "ip.isCanonical('2001:db8::abcd')", "OK:true"},
+    {'d', "ip.isCanonical('2001:DB8::ABCD')", "OK:false"},
+    {'d', "ip.isCanonical('2001:db8:0:0:0:0:2:1')", "OK:false"},
+    {'d', "isIP('1.2.3.4')", "OK:true"},
+    {'d', "isIP('1.2.3')", "OK:false"},
+    {'d', "isIP('::ffff:1.2.3.4')", "OK:false"},
+    {'d', "isIP('fe80::1%eth0')", "OK:false"},
+    {'d', "ip('1.2.3')", "ERR:IP Address \"1.2.3\" parse error during conversion from string: "
+                         "ParseAddr(\"1.2.3\"): IPv4 address too short"},
+    {'d', "ip('01.2.3.4')", "ERR:IPv4 field has octet with leading zero"},
+    {'d', "ip('1::2::3')", "ERR:multiple :: in address"},
+    {'d', "ip('x')", "ERR:ParseAddr(\"x\"): unable to parse IP"},
+    {'d', "ip('::ffff:1.2.3.4')",
+     "ERR:IPv4-mapped IPv6 address \"::ffff:1.2.3.4\" is not allowed"},
+    {'d', "ip('fe80::1%eth0')", "ERR:IP address \"fe80::1%eth0\" with zone value is not allowed"},
+    {'d', "ip('1.2.3.4') == ip('1.2.3.4')", "OK:true"},
+    {'d', "ip('::1') == ip('::2')", "OK:false"},
+    {'d', "cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))", "OK:true"},
+    {'d', "cidr('192.168.0.0/24').containsIP('192.168.1.1')", "OK:false"},
+    {'d', "cidr('192.168.0.0/24').containsIP('::1')", "OK:false"},
+    {'d', "cidr('192.168.0.0/16').containsCIDR(cidr('192.168.10.0/24'))", "OK:true"},
+    {'d', "cidr('192.168.1.0/24').containsCIDR(cidr('192.168.2.0/24'))", "OK:false"},
+    {'d', "cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')", "OK:true"},
+    {'d', "cidr('192.168.10.0/24').containsCIDR('192.168.0.0/16')", "OK:false"},
+    {'d', "cidr('2001:db8::/32').containsIP('2001:db8:ffff::1')", "OK:true"},
+    {'d', "cidr('192.168.0.1/24').ip() == ip('192.168.0.1')", "OK:true"},
+    {'d', "cidr('::1/128').ip().family()", "OK:6"},
+    {'d', "string(cidr('192.168.0.1/24').masked())", "OK:\"192.168.0.0/24\""},
+    {'d', "cidr('192.168.0.0/24') == cidr('192.168.0.0/24').masked()", "OK:true"},
+    {'d', "cidr('192.168.0.1/24') == cidr('192.168.0.1/24').masked()", "OK:false"},
+    {'d', "cidr('192.168.0.0/16').prefixLength()", "OK:16"},
+    {'d', "isCIDR('10.0.0.0/8')", "OK:true"},
+    {'d', "isCIDR('10.0.0.0/33')", "OK:false"},
+    {'d', "isCIDR('10.0.0.0/08')", "OK:false"},
+    {'d', "cidr('10.0.0.0')", "ERR:netip.ParsePrefix(\"10.0.0.0\"): no '/'"},
+    {'d', "cidr('10.0.0.0/33')", "ERR:prefix length out of range"},
+};
+
 /* Compiles and evaluates |c|; returns "OK:<literal>" or "ERR:<text>". */
 static char *run_case(const lcase *c)
 {
@@ -399,6 +460,7 @@ TABLE(test_lists, lists_cases)
 TABLE(test_regex, regex_cases)
 TABLE(test_time, time_cases)
 TABLE(test_math, math_cases)
+TABLE(test_net, net_cases)
 
 int main(void)
 {
@@ -406,7 +468,7 @@ int main(void)
         cmocka_unit_test(test_quantity), cmocka_unit_test(test_semver),
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_lists),
         cmocka_unit_test(test_regex),    cmocka_unit_test(test_time),
-        cmocka_unit_test(test_math),
+        cmocka_unit_test(test_math),     cmocka_unit_test(test_net),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
