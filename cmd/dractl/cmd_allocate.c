@@ -121,7 +121,8 @@ static dra_object *make_claim(run *r, const dra_object *pod, const dra_pod_resou
     na = t->u.claim_template.meta.annotations.n;
     if (!(ann = dra_arena_array(&r->ar, na + 1, sizeof *ann)))
         return NULL;
-    memcpy(ann, t->u.claim_template.meta.annotations.v, na * sizeof *ann);
+    if (na)
+        memcpy(ann, t->u.claim_template.meta.annotations.v, na * sizeof *ann);
     ann[na].key = "resource.kubernetes.io/pod-claim-name";
     ann[na].val = pc->name;
     c->meta.annotations.v = ann;
@@ -278,8 +279,10 @@ static int load(run *r, const char *const *files, size_t nfiles)
         dra_diag_fini(&d);
         if (!(all = dra_arena_array(&r->ar, r->nobjs + n + 1, sizeof *all)))
             return DRACTL_USAGE;
-        memcpy(all, r->objs, r->nobjs * sizeof *all);
-        memcpy(all + r->nobjs, objs, n * sizeof *all);
+        if (r->nobjs)
+            memcpy(all, r->objs, r->nobjs * sizeof *all);
+        if (n)
+            memcpy(all + r->nobjs, objs, n * sizeof *all);
         r->objs = all;
         r->nobjs += n;
     }

@@ -424,7 +424,10 @@ dra_err dra_alloc_mark_api(dra_allocator *a, const dra_allocation_result *res, i
  * skipped. Errors as above, plus those of dra_allocator_add_slice. */
 dra_err dra_alloc_load_api(dra_allocator *a, dra_arena *ar, dra_object *const *objs,
                            size_t n, dra_diag *d);
-/* status.allocation for one claim of an outcome, as Kubernetes writes it. */
+/* status.allocation for one claim of an outcome, as Kubernetes writes it.
+ * Strings and lists are copied into |ar|, so the result outlives the
+ * outcome; the opaque config parameters stay borrowed from the class or
+ * claim. */
 dra_err dra_alloc_result_to_api(dra_arena *ar, const dra_alloc_claim_result *cr,
                                 dra_allocation_result **out);
 

@@ -490,6 +490,31 @@ dra_err dra_alloc_mark_api(dra_allocator *a, const dra_allocation_result *res, i
 
 /* ---- results back to the API ------------------------------------------------------------ */
 
+/* Results point into the outcome's arena, which dies with the outcome, so
+ * everything the API result needs is copied into |ar|. */
+static const char **copy_strs(dra_arena *ar, const char *const *v, size_t n, int *oom)
+{
+    const char **out;
+    if (!n)
+        return NULL;
+    if (!(out = NEW(ar, n, const char *))) {
+        *oom = 1;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (v[i] && !(out[i] = dra_arena_strdup(ar, v[i])))
+            *oom = 1;
+    return out;
+}
+
+static const char *copy_str(dra_arena *ar, const char *s, int *oom)
+{
+    const char *c = s ? dra_arena_strdup(ar, s) : NULL;
+    if (s && !c)
+        *oom = 1;
+    return c;
+}
+
 static const char *effect_name(dra_alloc_effect e)
 {
     switch (e) {
@@ -509,36 +534,38 @@ static dra_err result_device(dra_arena *ar, const dra_alloc_device_result *in,
 {
     dra_device_toleration *t = NEW(ar, in->ntolerations, dra_device_toleration);
     dra_qty_entry *q = NEW(ar, in->nconsumed, dra_qty_entry);
+    int oom = 0;
     if (!t || !q)
         return DRA_ENOMEM;
-    r->request = in->request;
-    r->driver = in->driver;
-    r->pool = in->pool;
-    r->device = in->device;
+    r->request = copy_str(ar, in->request, &oom);
+    r->driver = copy_str(ar, in->driver, &oom);
+    r->pool = copy_str(ar, in->pool, &oom);
+    r->device = copy_str(ar, in->device, &oom);
     r->admin_access = in->admin_access ? DRA_TRI_TRUE : DRA_TRI_UNSET;
     for (size_t i = 0; i < in->ntolerations; i++) {
         const dra_alloc_toleration *x = &in->tolerations[i];
-        t[i].key = x->key;
+        t[i].key = copy_str(ar, x->key, &oom);
         t[i].op = x->op == DRA_ALLOC_TOL_EXISTS ? "Exists" : "Equal";
-        t[i].value = x->value;
+        t[i].value = copy_str(ar, x->value, &oom);
         t[i].effect = effect_name(x->effect);
         t[i].toleration_seconds.set = x->has_seconds;
         t[i].toleration_seconds.v = x->seconds;
     }
     r->tolerations = in->ntolerations ? t : NULL;
     r->n_tolerations = in->ntolerations;
-    r->binding_conditions.v = (const char **)in->binding_conditions;
+    r->binding_conditions.v = copy_strs(ar, in->binding_conditions, in->nbinding_conditions, &oom);
     r->binding_conditions.n = in->nbinding_conditions;
-    r->binding_failure_conditions.v = (const char **)in->binding_failure_conditions;
+    r->binding_failure_conditions.v =
+        copy_strs(ar, in->binding_failure_conditions, in->nbinding_failure_conditions, &oom);
     r->binding_failure_conditions.n = in->nbinding_failure_conditions;
-    r->share_id = in->share_id;
+    r->share_id = copy_str(ar, in->share_id, &oom);
     for (size_t i = 0; i < in->nconsumed; i++) {
-        q[i].key = in->consumed[i].name;
+        q[i].key = copy_str(ar, in->consumed[i].name, &oom);
         q[i].q = in->consumed[i].value;
     }
     r->consumed_capacity.v = in->nconsumed ? q : NULL;
     r->consumed_capacity.n = in->nconsumed;
-    return DRA_OK;
+    return oom ? DRA_ENOMEM : DRA_OK;
 }
 
 static dra_err result_selector(dra_arena *ar, const dra_alloc_node_selector *in,
@@ -563,9 +590,12 @@ static dra_err result_selector(dra_arena *ar, const dra_alloc_node_selector *in,
         for (size_t k = 0; k < t->nexprs + t->nfields; k++) {
             const dra_alloc_ns_req *x = k < t->nexprs ? &t->exprs[k] : &t->fields[k - t->nexprs];
             dra_node_selector_req *y = k < t->nexprs ? &e[k] : &f[k - t->nexprs];
-            y->key = x->key;
+            int oom = 0;
+            y->key = copy_str(ar, x->key, &oom);
             y->op = opnames[x->op];
-            y->values.v = (const char **)x->values;
+            y->values.v = copy_strs(ar, x->values, x->nvalues, &oom);
+            if (oom)
+                return DRA_ENOMEM;
             y->values.n = x->nvalues;
             y->values.set = x->nvalues > 0;
         }
@@ -595,8 +625,11 @@ dra_err dra_alloc_result_to_api(dra_arena *ar, const dra_alloc_claim_result *cr,
         dra_opaque_config *op = NEW(ar, 1, dra_opaque_config);
         if (!op)
             return DRA_ENOMEM;
+        int oom = 0;
         dc[i].source = x->source == DRA_ALLOC_FROM_CLASS ? "FromClass" : "FromClaim";
-        dc[i].requests.v = (const char **)x->requests;
+        dc[i].requests.v = copy_strs(ar, x->requests, x->nrequests, &oom);
+        if (oom)
+            return DRA_ENOMEM;
         dc[i].requests.n = x->nrequests;
         op->driver = x->config->driver;
         op->parameters = (dra_doc *)x->config->parameters;

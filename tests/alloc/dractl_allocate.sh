@@ -1,0 +1,51 @@
+#!/bin/sh
+# End-to-end checks of `dractl allocate` and `dractl explain`: the seed
+# walkthrough (examples/seed.yaml: the pod's template claim gets gpu-0 on
+# gb200-pod2-f06-node05) and a three-pod scenario where the last pod does
+# not fit. Runs dractl through $DRA_TEST_LAUNCHER (valgrind in that mode).
+set -u
+src=${DRA_SOURCE_DIR:?}
+bin=${DRA_BUILD_DIR:?}/dractl
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() { # check DESCRIPTION COMMAND...
+  what=$1; shift
+  if "$@"; then :; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+has() { grep -q -- "$2" "$1"; }
+run() { # run OUT ERR ARGS... ; sets rc
+  out=$1 err=$2; shift 2
+  ${DRA_TEST_LAUNCHER:-} "$bin" "$@" >"$out" 2>"$err"
+  rc=$?
+}
+
+run "$tmp/seed.out" "$tmp/seed.err" allocate -f "$src/examples/seed.yaml"
+check "seed: exit 0 (got $rc; $(cat "$tmp/seed.err"))" test "$rc" = 0
+check "seed: claim named after pod and claim" has "$tmp/seed.out" "name: gpu-test-pod-gpu-"
+check "seed: generateName" has "$tmp/seed.out" "generateName: gpu-test-pod-gpu-"
+check "seed: pod-claim-name annotation" has "$tmp/seed.out" "resource.kubernetes.io/pod-claim-name: gpu"
+check "seed: device gpu-0" has "$tmp/seed.out" "device: gpu-0"
+check "seed: pool" has "$tmp/seed.out" "pool: gb200-pod2-f06-node05"
+check "seed: node selector" has "$tmp/seed.out" "- gb200-pod2-f06-node05"
+check "seed: matchFields metadata.name" has "$tmp/seed.out" "key: metadata.name"
+
+f="$src/tests/data/alloc/dractl/two-pods.yaml"
+run "$tmp/two.out" "$tmp/two.err" allocate -f "$f"
+check "two-pods: exit 1 (got $rc)" test "$rc" = 1
+check "two-pods: trainer-1 on node-a" has "$tmp/two.out" "trainer-1-gpus-"
+check "two-pods: node-b used" has "$tmp/two.out" "pool: node-b"
+check "two-pods: class config copied" has "$tmp/two.out" "source: FromClass"
+check "two-pods: trainer-3 explained on stderr" has "$tmp/two.err" "pod ml/trainer-3: cannot allocate all claims on any node"
+check "two-pods: reason" has "$tmp/two.err" "4 are already allocated"
+
+run "$tmp/ex.out" "$tmp/ex.err" explain -f "$f" --node node-z
+check "explain: exit 1 (got $rc)" test "$rc" = 1
+check "explain: node mismatch" has "$tmp/ex.out" "are not available on this node"
+check "explain: nothing on stderr" test ! -s "$tmp/ex.err"
+
+run "$tmp/u.out" "$tmp/u.err" allocate
+check "usage: exit 2 (got $rc)" test "$rc" = 2
+
+[ "$fails" = 0 ] && echo "dractl allocate: all checks passed"
+exit "$fails"
