@@ -8,13 +8,12 @@
 // values, missing keys, integer overflow, division by zero and index
 // range errors, inside and outside the error-absorbing && and ||.
 //
-// Features are limited to what @bufbuild/cel implements the way cel-go
-// does (see docs/cel-differential.md): no quantities or semver values, no
-// cel.bind or optionals, no outer-map membership/size/iteration (the DRA
-// outer map defaults unknown domains to an empty map, which the oracle
-// cannot express), and the index-based string functions only on ASCII
-// strings (@bufbuild/cel counts UTF-16 units where cel-go counts code
-// points).
+// Features are limited to what @bufbuild/cel (with the corrections in
+// scripts/cel-diff-known.mjs) implements the way cel-go does; see
+// docs/cel-differential.md: no quantities or semver values, no cel.bind or
+// optionals, no outer-map membership/size/iteration (the DRA outer map
+// defaults unknown domains to an empty map, which the oracle cannot
+// express).
 
 // ---- PRNG (mulberry32) -----------------------------------------------------
 export function rng(seed) {
@@ -237,6 +236,11 @@ export class Gen {
     return `${range}.${r.pick(["exists", "all", "exists_one"])}(${name}, ${body})`;
   }
 
+  // An index or count argument around the interesting edges (-1, 0, len).
+  smallInt() {
+    return intLit(BigInt(this.r.int(9) - 2));
+  }
+
   intLeaf() {
     const r = this.r;
     const v = this.varOf("int");
@@ -250,11 +254,11 @@ export class Gen {
     switch (r.int(10)) {
       case 0: case 1: return `(${g("int")} ${r.pick(["+", "-", "*"])} ${g("int")})`;
       case 2: return `(${g("int")} ${r.pick(["/", "%"])} ${g("int")})`;
-      case 3: return `-${g("int")}`;
+      case 3: return `-(${g("int")})`; // never `--9223372036854775808`: a parse error
       case 4: return `size(${g(r.pick(["str", "lint", "lstr"]))})`;
       case 5: return `(${g("bool")} ? ${g("int")} : ${g("int")})`;
       case 6: return `${g("lint")}[${g("int")}]`;
-      case 7: return `${g("astr")}.${r.pick(["indexOf", "lastIndexOf"])}(${g("astr")})`;
+      case 7: return `${g("str")}.${r.pick(["indexOf", "lastIndexOf"])}(${g("str")}${r.chance(0.4) ? `, ${this.smallInt()}` : ""})`;
       case 8: return `(${g("dyn")} + ${g("int")})`;
       default: return `int(${r.chance(0.5) ? g("str") : g("dyn")})`;
     }
@@ -275,10 +279,10 @@ export class Gen {
     switch (r.int(9)) {
       case 0: case 1: return `(${g(s)} + ${g(s)})`;
       case 2: return `${g(s)}.${r.pick(["lowerAscii", "upperAscii", "trim"])}()`;
-      case 3: return `${g("astr")}.substring(${intLit(BigInt(r.int(4)))}${r.chance(0.5) ? `, ${intLit(BigInt(r.int(7)))}` : ""})`;
-      case 4: return `${g("astr")}.charAt(${intLit(BigInt(r.int(5)))})`;
+      case 3: return `${g(s)}.substring(${this.smallInt()}${r.chance(0.5) ? `, ${this.smallInt()}` : ""})`;
+      case 4: return `${g(s)}.charAt(${this.smallInt()})`;
       case 5: return `string(${g("int")})`;
-      case 6: return `${g(s)}.replace(${strLit(r.pick(ASCII_STRINGS.filter((x) => x)))}, ${g(s)}${r.chance(0.3) ? `, ${r.int(3)}` : ""})`;
+      case 6: return `${g(s)}.replace(${strLit(r.pick(ASCII_STRINGS))}, ${g(s)}${r.chance(0.3) ? `, ${this.smallInt()}` : ""})`;
       case 7: return `${g("lstr")}.join(${r.chance(0.5) ? strLit(r.pick([",", "", "-"])) : ""})`;
       default: return ascii ? `(${g("bool")} ? ${g("astr")} : ${g("astr")})` : `string(${this.dynAttr(d)})`;
     }
@@ -309,7 +313,7 @@ export class Gen {
         this.vars.pop();
         return out;
       }
-      case 3: if (elem !== "int") return `${g("astr")}.split(${strLit(r.pick([",", ".", "", "a"]))})`;
+      case 3: if (elem !== "int") return `${g("astr")}.split(${strLit(r.pick([",", ".", "", "a", " "]))}${r.chance(0.3) ? `, ${this.smallInt()}` : ""})`;
       // falls through
       default: {
         const n = 1 + r.int(3);

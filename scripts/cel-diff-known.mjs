@@ -20,6 +20,7 @@ export function oracleCorrections(cel) {
     throw cel.celError(msg);
   };
   return [
+    ...stringCorrections(cel),
     // cel-go: INT64_MIN % -1 overflows (an error); the oracle returns 0.
     cel.celFunc("_%_", [INT, INT], INT, (l, r) => {
       if (r === 0n) fail("modulus by zero");
@@ -36,6 +37,127 @@ export function oracleCorrections(cel) {
       return v;
     }),
   ];
+}
+
+// cel-go's strings extension (ext/strings.go) counts code points, not UTF-16
+// units, and has its own range rules; @bufbuild/cel uses JS string indices
+// and JS split/replace. These re-implement cel-go's rules, so the generator
+// can use the functions on any string.
+function stringCorrections(cel) {
+  const { INT, STRING } = cel.CelScalar;
+  const LIST_STRING = cel.listType(STRING);
+  const range = (i) => {
+    throw cel.celError(`index out of range: ${i}`);
+  };
+  const cps = (s) => Array.from(s);
+  const at = (runes, sub, i) => sub.every((r, j) => runes[i + j] === r);
+  // Without an offset, a needle longer than the haystack is not found (-1):
+  // cel-go fixed `"".indexOf("x")` (issue #1051) and `"".lastIndexOf("x")`
+  // (PR #1173) erroring with "index out of range". With an offset, an
+  // offset >= the length is an error, as in cel-go v0.26 that Kubernetes
+  // pins (cel-go PR #1335, June 2026, later made it -1).
+  function indexOf(sub, offset) {
+    if (offset === undefined) {
+      if (cps(sub).length > cps(this).length) return -1n;
+      offset = 0n;
+    }
+    if (sub === "") return offset;
+    const runes = cps(this), subr = cps(sub);
+    const off = Number(offset);
+    if (off < 0 || off >= runes.length) range(off);
+    for (let i = off; i < runes.length - (subr.length - 1); i++) if (at(runes, subr, i)) return BigInt(i);
+    return -1n;
+  }
+  function lastIndexOf(sub, offset) {
+    const runes = cps(this), subr = cps(sub);
+    if (offset === undefined) {
+      if (sub === "") return BigInt(runes.length);
+      if (subr.length > runes.length) return -1n;
+      offset = BigInt(runes.length - 1);
+    }
+    if (sub === "") return offset;
+    let off = Number(offset);
+    if (off < 0 || off >= runes.length) range(off);
+    if (off > runes.length - subr.length) off = runes.length - subr.length;
+    for (let i = off; i >= 0; i--) if (at(runes, subr, i)) return BigInt(i);
+    return -1n;
+  }
+  function charAt(i) {
+    const runes = cps(this);
+    if (i < 0n || i > BigInt(runes.length)) range(i);
+    return i === BigInt(runes.length) ? "" : runes[Number(i)];
+  }
+  function substring(start, end) {
+    const runes = cps(this);
+    const n = BigInt(runes.length);
+    if (end === undefined) {
+      if (start < 0n || start > n) range(start);
+      return runes.slice(Number(start)).join("");
+    }
+    if (start > end) throw cel.celError(`invalid substring range. start: ${start}, end: ${end}`);
+    if (start < 0n || start > n) range(start);
+    if (end < 0n || end > n) range(end);
+    return runes.slice(Number(start), Number(end)).join("");
+  }
+  // Go's strings.SplitN: n == 0 gives no pieces, n < 0 all, otherwise at
+  // most n with the remainder in the last; "" splits into code points.
+  function split(sep, count) {
+    const n = count === undefined ? -1 : Number(count);
+    if (n === 0) return cel.celList([]);
+    let parts;
+    if (sep === "") {
+      const runes = cps(this);
+      parts = n < 0 || n >= runes.length ? runes : [...runes.slice(0, n - 1), runes.slice(n - 1).join("")];
+    } else {
+      const all = this.split(sep);
+      parts = n < 0 || n >= all.length ? all : [...all.slice(0, n - 1), all.slice(n - 1).join(sep)];
+    }
+    return cel.celList(parts);
+  }
+  // Go's strings.Replace: n < 0 replaces all; an empty |old| matches at
+  // the start and after each code point.
+  function replace(old, repl, count) {
+    let n = count === undefined ? -1 : Number(count);
+    if (old === "") {
+      const runes = cps(this);
+      let out = "";
+      for (let i = 0; i <= runes.length; i++) {
+        if (n !== 0) {
+          out += repl;
+          if (n > 0) n--;
+        }
+        if (i < runes.length) out += runes[i];
+      }
+      return out;
+    }
+    const parts = this.split(old);
+    if (n < 0 || n >= parts.length - 1) return parts.join(repl);
+    return parts.slice(0, n + 1).join(repl) + old + parts.slice(n + 1).join(old);
+  }
+  return [
+    cel.celMethod("indexOf", STRING, [STRING], INT, indexOf),
+    cel.celMethod("indexOf", STRING, [STRING, INT], INT, indexOf),
+    cel.celMethod("lastIndexOf", STRING, [STRING], INT, lastIndexOf),
+    cel.celMethod("lastIndexOf", STRING, [STRING, INT], INT, lastIndexOf),
+    cel.celMethod("charAt", STRING, [INT], STRING, charAt),
+    cel.celMethod("substring", STRING, [INT], STRING, substring),
+    cel.celMethod("substring", STRING, [INT, INT], STRING, substring),
+    cel.celMethod("split", STRING, [STRING], LIST_STRING, split),
+    cel.celMethod("split", STRING, [STRING, INT], LIST_STRING, split),
+    cel.celMethod("replace", STRING, [STRING, STRING], STRING, replace),
+    cel.celMethod("replace", STRING, [STRING, STRING, INT], STRING, replace),
+  ];
+}
+
+// @bufbuild/cel's parser folds unary minus applied to an int literal, even
+// through parentheses, into a constant with no range check:
+// `-(-(-9223372036854775808))` parses as the constant INT64_MIN, and
+// `--9223372036854775808` as the out-of-range 2^63. cel-go negates at run
+// time (overflow error). The generator writes unary minus only as `-(`, so
+// the oracle is given `-dyn(`, which it cannot fold, and evaluates as
+// cel-go does.
+export function oracleText(expr) {
+  return expr.replaceAll("-(", "-dyn(");
 }
 
 export const KNOWN_DIFFERENCES = [];

@@ -20,7 +20,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ensurePackages, importPackage, defaultPrefix, SKIP } from "./cel-diff-npm.mjs";
 import { rng, genDevice, Gen, DOMAINS, strLit, intLit } from "./cel-diff-gen.mjs";
-import { KNOWN_DIFFERENCES, oracleCorrections } from "./cel-diff-known.mjs";
+import { KNOWN_DIFFERENCES, oracleCorrections, oracleText } from "./cel-diff-known.mjs";
 import { shrink } from "./cel-diff-shrink.mjs";
 
 function parseArgs(argv) {
@@ -77,7 +77,7 @@ async function oracle(prefix) {
   const evaluate = (text, inp) => {
     let r;
     try {
-      r = cel.plan(env, cel.parse(text))(inp);
+      r = cel.plan(env, cel.parse(oracleText(text)))(inp);
     } catch (e) {
       return { kind: "E", msg: `exception: ${e.message}` };
     }
