@@ -717,9 +717,12 @@ static cel_ast *parse_unary(parser *p)
     cel_ast *e;
     if (p->tok.kind == TK_BANG) {
         while (p->tok.kind == TK_BANG) {
+            if (!enter(p))
+                return &p->dummy;
             nnot++;
             advance(p);
         }
+        p->depth -= nnot;
         e = parse_member(p);
         while (nnot-- > 0)
             e = call(p, off, "!_", NULL, 1, e, NULL, NULL);
@@ -727,9 +730,12 @@ static cel_ast *parse_unary(parser *p)
     }
     if (p->tok.kind == TK_MINUS) {
         while (p->tok.kind == TK_MINUS) {
+            if (!enter(p))
+                return &p->dummy;
             nneg++;
             advance(p);
         }
+        p->depth -= nneg;
         /* A minus directly before a number literal folds into it, so
          * -9223372036854775808 is a valid int. */
         if (p->tok.kind == TK_INT && p->tok.u <= (uint64_t)INT64_MAX + 1) {
