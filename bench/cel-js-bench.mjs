@@ -20,6 +20,8 @@ export const EXPRESSIONS = [
   { id: "b", text: "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'" },
   { id: "c", text: "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) > 0" },
   { id: "d", text: "['a100', 'h100', 'gb200'].exists(p, device.attributes['gpu.nvidia.com'].productName.lowerAscii().contains(p))" },
+  // A fifth, beyond the four the task names: a regex on the hot path.
+  { id: "e", text: "device.attributes['resource.kubernetes.io'].pciBusID.matches('^0000:[0-3][0-9a-f]:')" },
 ];
 
 const PRODUCTS = [
