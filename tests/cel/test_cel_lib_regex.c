@@ -196,6 +196,58 @@ static void test_failmalloc(void **state)
     }
 }
 
+/* Random patterns over RE2's metacharacters: the translator either rejects
+ * them with a message or hands PCRE2 something it compiles (or rejects
+ * with a message); searches stay in bounds. ASan/UBSan check the rest. */
+static void test_random_patterns(void **state)
+{
+    static const char *const atoms[] = {
+        "a", "b", ".", "*", "+", "?", "{", "}", "{2}", "{1,3}", "{,2}", "(", ")", "(?:",
+        "(?i)", "(?P<n>", "(?=", "[", "]", "[^", "-", "^", "$", "|", "\\", "\\d", "\\s",
+        "\\S", "\\b", "\\x4", "\\x{1F600}", "\\1", "\\p{Greek}", "\\pL", "\\Q", "\\E",
+        "[:alpha:]", "\\0", "\\777", "\xc3\xa9", "\\z", "\\A", ":", ",", "0", "9"};
+    uint32_t seed = 7;
+    int compiled = 0;
+    lib_re_md *md = NULL;
+    (void)state;
+    assert_int_equal(lib_re_md_new(NULL, &md), DRA_OK);
+    for (int round = 0; round < 20000; round++) {
+        char pat[128];
+        size_t n = 0;
+        int k;
+        lib_re *re = NULL;
+        dra_buf why;
+        dra_err e;
+        seed = seed * 1103515245u + 12345u;
+        k = 1 + (int)((seed >> 16) % 8);
+        for (int j = 0; j < k; j++) {
+            const char *a;
+            seed = seed * 1103515245u + 12345u;
+            a = atoms[(seed >> 16) % (sizeof atoms / sizeof atoms[0])];
+            if (n + strlen(a) >= sizeof pat)
+                break;
+            memcpy(pat + n, a, strlen(a));
+            n += strlen(a);
+        }
+        dra_buf_init(&why, NULL);
+        e = lib_re_compile(NULL, pat, n, &re, &why);
+        if (e == DRA_OK) {
+            long ov[4];
+            compiled++;
+            (void)lib_re_search(re, md, "ab\xc3\xa9 a1-]b", 10, 0, 0, ov, 4, NULL);
+            (void)lib_re_search(re, md, "ab\xc3\xa9 a1-]b", 10, 2, 1, ov, 4, NULL);
+        } else {
+            assert_int_equal(e, DRA_EPARSE);
+            assert_non_null(why.p);
+            assert_true(strncmp(why.p, "error parsing regexp: ", 22) == 0);
+        }
+        lib_re_free(re);
+        dra_buf_fini(&why);
+    }
+    assert_true(compiled > 1000);
+    lib_re_md_free(md);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -203,6 +255,7 @@ int main(void)
         cmocka_unit_test(test_semantics),
         cmocka_unit_test(test_hostile),
         cmocka_unit_test(test_failmalloc),
+        cmocka_unit_test(test_random_patterns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -504,6 +504,55 @@ static void test_tzif_hostile(void **state)
     }
 }
 
+/* Random inputs for every text parser: no crash, and every accepted
+ * timestamp or duration survives a print/parse round trip. */
+static void test_random_text(void **state)
+{
+    static const char alphabet[] = "0123456789-:T.Z+zhmsun\xc2\xb5,/<>JMPESTDA ";
+    uint32_t seed = 99;
+    (void)state;
+    for (int round = 0; round < 50000; round++) {
+        char s[40];
+        size_t n;
+        int64_t sec, ns;
+        int32_t nsec, off;
+        lib_tz_footer f;
+        seed = seed * 1103515245u + 12345u;
+        n = (seed >> 16) % 32;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            s[i] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+        }
+        /* Half the time start from a valid timestamp and damage it. */
+        if (round % 2 && n >= 4) {
+            memcpy(s, "2024-02-29T12:00:00.5+05:30", 27);
+            s[(seed >> 8) % 27] = alphabet[(seed >> 20) % (sizeof alphabet - 1)];
+            n = 27;
+        }
+        if (lib_ts_parse(s, n, &sec, &nsec, &off) == DRA_OK) {
+            char buf[64];
+            int64_t sec2;
+            int32_t nsec2;
+            lib_ts_format(sec, nsec, 0, buf, sizeof buf);
+            assert_int_equal(lib_ts_parse(buf, strlen(buf), &sec2, &nsec2, NULL), DRA_OK);
+            assert_int_equal(sec, sec2);
+            assert_int_equal(nsec, nsec2);
+        }
+        if (lib_dur_parse(s, n, &ns, NULL) == DRA_OK) {
+            char buf[64];
+            lib_dur_format(ns, buf, sizeof buf);
+            assert_true(buf[strlen(buf) - 1] == 's');
+        }
+        if (lib_tz_parse_posix(s, n, &f) == DRA_OK) {
+            lib_tz z;
+            memset(&z, 0, sizeof z);
+            z.footer = f;
+            for (int64_t t = LIB_TS_MIN_SEC; t < LIB_TS_MAX_SEC; t += 86400LL * 3653)
+                (void)lib_tz_offset(&z, t);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -521,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_injected_provider),
         cmocka_unit_test(test_tzif_failmalloc),
         cmocka_unit_test(test_tzif_hostile),
+        cmocka_unit_test(test_random_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
