@@ -91,6 +91,8 @@ DRA_HIDDEN void chk_dns_subdomain(const char *s, vmsgs *out);
 DRA_HIDDEN void chk_dns_subdomain_prefix(const char *s, vmsgs *out);
 DRA_HIDDEN void chk_dns_label_prefix(const char *s, vmsgs *out);
 DRA_HIDDEN void chk_qualified_name(const char *s, vmsgs *out);
+/* |ci|: judge as if lower-cased (annotation keys). */
+DRA_HIDDEN void chk_qualified_name_ci(const char *s, vmsgs *out, int ci);
 DRA_HIDDEN void chk_label_value(const char *s, vmsgs *out);
 DRA_HIDDEN void chk_c_identifier(const char *s, vmsgs *out);
 DRA_HIDDEN int chk_is_extended_resource_name(const char *s);

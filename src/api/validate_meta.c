@@ -32,22 +32,14 @@ void v_labels(vctx *v, const dra_strmap *labels)
 void v_annotations(vctx *v, const dra_strmap *annotations)
 {
     size_t total = 0;
-    char low[512];
     for (size_t i = 0; i < annotations->n; i++) {
         const char *k = annotations->v[i].key ? annotations->v[i].key : "";
         const char *val = annotations->v[i].val ? annotations->v[i].val : "";
-        size_t klen = strlen(k);
         vmsgs m = {0};
         /* Keys are qualified names, but case does not matter. */
-        if (klen < sizeof low) {
-            for (size_t j = 0; j <= klen; j++)
-                low[j] = (k[j] >= 'A' && k[j] <= 'Z') ? (char)(k[j] + 32) : k[j];
-            chk_qualified_name(low, &m);
-        } else {
-            chk_qualified_name(k, &m);
-        }
+        chk_qualified_name_ci(k, &m, 1);
         v_invalid_msgs(v, k, &m, NULL);
-        total += klen + strlen(val);
+        total += strlen(k) + strlen(val);
     }
     if (total > TOTAL_ANNOTATION_SIZE_LIMIT)
         v_too_long(v, TOTAL_ANNOTATION_SIZE_LIMIT);

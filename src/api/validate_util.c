@@ -365,28 +365,40 @@ static int is_alnum(char c)
     return is_lower_alnum(c) || (c >= 'A' && c <= 'Z');
 }
 
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..len) */
-static int match_label(const char *s, size_t len)
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? over s[0..len); |ci| also accepts
+ * upper case (the check of a lower-cased copy). */
+static int match_label_ci(const char *s, size_t len, int ci)
 {
-    if (len == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[len - 1]))
+    int (*ok)(char) = ci ? is_alnum : is_lower_alnum;
+    if (len == 0 || !ok(s[0]) || !ok(s[len - 1]))
         return 0;
     for (size_t i = 1; i + 1 < len; i++)
-        if (!is_lower_alnum(s[i]) && s[i] != '-')
+        if (!ok(s[i]) && s[i] != '-')
             return 0;
     return 1;
 }
 
-static int match_subdomain(const char *s, size_t len)
+static int match_label(const char *s, size_t len)
+{
+    return match_label_ci(s, len, 0);
+}
+
+static int match_subdomain_ci(const char *s, size_t len, int ci)
 {
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i == len || s[i] == '.') {
-            if (!match_label(s + start, i - start))
+            if (!match_label_ci(s + start, i - start, ci))
                 return 0;
             start = i + 1;
         }
     }
     return 1;
+}
+
+static int match_subdomain(const char *s, size_t len)
+{
+    return match_subdomain_ci(s, len, 0);
 }
 
 /* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
@@ -456,6 +468,11 @@ void chk_dns_label_prefix(const char *s, vmsgs *out)
 
 void chk_qualified_name(const char *s, vmsgs *out)
 {
+    chk_qualified_name_ci(s, out, 0);
+}
+
+void chk_qualified_name_ci(const char *s, vmsgs *out, int ci)
+{
     const char *slash = strchr(s, '/');
     const char *name = s;
     if (slash && strchr(slash + 1, '/')) {
@@ -469,7 +486,7 @@ void chk_qualified_name(const char *s, vmsgs *out)
         } else {
             if (plen > 253)
                 add(out, msg_prefix_len);
-            if (!match_subdomain(s, plen))
+            if (!match_subdomain_ci(s, plen, ci))
                 add(out, msg_prefix_re);
         }
         name = slash + 1;
@@ -548,23 +565,24 @@ void v_label_value(vctx *v, const char *s)
     v_invalid_msgs(v, s, &m, NULL);
 }
 
-void v_driver_name(vctx *v, const char *s)
+/* The driver-name rules over s[0..len) (a domain inside a longer key). */
+static void driver_name_n(vctx *v, const char *s, size_t len)
 {
-    char low[300];
-    size_t len = strlen(s);
-    vmsgs m = {0};
     if (len == 0)
         v_required(v, NULL);
     if (len > 63)
         v_too_long(v, 63);
-    if (len < sizeof low) {
-        for (size_t i = 0; i <= len; i++)
-            low[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] + 32) : s[i];
-        subdomain_msgs(low, len, &m);
-    } else {
-        subdomain_msgs(s, len, &m); /* too long for a subdomain anyway */
-    }
-    v_invalid_msgs(v, s, &m, NULL);
+    /* Checked as kube-apiserver does: a DNS subdomain after lower-casing
+     * (the message still names the original value). */
+    if (len > 253)
+        v_invalid_strn(v, s, len, msg_subdomain_len);
+    if (!match_subdomain_ci(s, len, 1))
+        v_invalid_strn(v, s, len, msg_subdomain_re);
+}
+
+void v_driver_name(vctx *v, const char *s)
+{
+    driver_name_n(v, s, strlen(s));
 }
 
 void v_pool_name(vctx *v, const char *s)
@@ -609,7 +627,6 @@ static void c_identifier_field(vctx *v, const char *s)
 void v_qualified_attr_name(vctx *v, const char *s)
 {
     const char *slash = strchr(s, '/');
-    char dom[300];
     if (!slash) {
         c_identifier_field(v, s);
         return;
@@ -618,16 +635,10 @@ void v_qualified_attr_name(vctx *v, const char *s)
         v_invalid_str(v, s, "must not contain more than one slash");
         return;
     }
-    size_t dlen = (size_t)(slash - s);
-    if (dlen == 0) {
+    if (slash == s)
         v_invalid_str(v, "", "the domain must not be empty");
-    } else if (dlen < sizeof dom) {
-        memcpy(dom, s, dlen);
-        dom[dlen] = '\0';
-        v_driver_name(v, dom);
-    } else {
-        v_too_long(v, 63);
-    }
+    else
+        driver_name_n(v, s, (size_t)(slash - s));
     if (slash[1] == '\0')
         v_invalid_str(v, "", "the name must not be empty");
     else
