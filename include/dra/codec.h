@@ -118,7 +118,10 @@ dra_doc *dra_doc_new_map(dra_arena *a, size_t cap);
 dra_err dra_doc_list_push(dra_arena *a, dra_doc *list, dra_doc *item);
 dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *val);
 
-/* Deep equality (map members compared as sets, numbers by value). */
+/* Deep equality: map members compared as sets, lists in order, strings
+ * by bytes, numbers by value (an int equals a float when the int converted
+ * to double is that float; two big integers kept as text compare by their
+ * digits). */
 int dra_doc_equal(const dra_doc *x, const dra_doc *y);
 
 /* ---- resource.Quantity -------------------------------------------------

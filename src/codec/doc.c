@@ -207,12 +207,10 @@ static int num_equal(const dra_doc *x, const dra_doc *y)
         x = y;
         y = t;
     }
-    /* x is INT, y is FLOAT: equal only when y is exactly that integer. */
-    if (!(y->u.f.f >= -9223372036854775808.0 && y->u.f.f < 9223372036854775808.0))
-        return 0;
-    if (y->u.f.f != floor(y->u.f.f))
-        return 0;
-    return (int64_t)y->u.f.f == x->u.i;
+    /* x is INT, y is FLOAT. Compare as doubles: a float printed by its
+     * shortest digits (7.041923886918632e+18 as 7041923886918632000) reads
+     * back as a nearby int, and JSON numbers are doubles to most readers. */
+    return (double)x->u.i == y->u.f.f;
 }
 
 static const dra_doc *member_find(const dra_doc *map, size_t hint,

@@ -356,6 +356,12 @@ dra_quantity dra_quantity_from_int64(int64_t v, dra_quantity_format f)
 /* positiveScaleInt64: v * 10^n, 0 on int64 overflow. */
 static int scale_i64(int64_t v, int64_t n, int64_t *out)
 {
+    if (v == 0 || n <= 0) {
+        *out = v;
+        return 1;
+    }
+    if (n > 18)
+        return 0; /* 10^19 overflows int64 */
     for (int64_t i = 0; i < n; i++) {
         if (v > INT64_MAX / 10 || v < INT64_MIN / 10)
             return 0;

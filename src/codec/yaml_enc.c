@@ -313,6 +313,12 @@ static void write_float(ye *e, const dra_doc *v)
         e->err = DRA_EINVAL; /* the decoder refuses .inf/.nan too */
         return;
     }
+    if (v->u.f.f == 0 && signbit(v->u.f.f)) {
+        /* go-yaml prints "-0", which reads back as the int 0; "-0.0"
+         * keeps encode(decode(encode(x))) == encode(x). */
+        puts_(e, "-0.0");
+        return;
+    }
     /* Big integers keep their digits; other floats print like go-yaml's
      * FormatFloat(f, 'g', -1, 64), as kubectl does. */
     if (num && !strpbrk(num, ".eE") && codec_is_json_number(num, strlen(num)) &&
