@@ -166,27 +166,56 @@ static int64_t field_of(const lib_civil *c, int32_t nsec, ts_field f)
     return 0;
 }
 
-/* The UT offset a time zone argument names at instant |sec|. Zones load
- * through the default file provider into a cache that lives for this call
- * only: the engine has no per-environment slot for library state yet (see
- * docs/cel-libs-requests.md), so an IANA zone costs a file read per call. */
+/* Zones are loaded once per VM: the cache lives in the VM's library slot
+ * keyed by this library's table, and is freed with the VM. A VM serves
+ * one thread at a time, so the cache needs no more than its own mutex. */
+extern const cel_lib cel_lib_time;
+
+static void zone_cache_free(void *p, const dra_mem *mem)
+{
+    lib_zone_cache_fini(p);
+    dra_free(mem, p);
+}
+
+static lib_zone_cache *vm_zone_cache(cel_ctx *ctx)
+{
+    void **slot = cel_ctx_slot(ctx, &cel_lib_time, zone_cache_free);
+    const dra_mem *mem = cel_ctx_mem(ctx);
+    lib_zone_cache *c;
+    if (!slot)
+        return NULL;
+    if (!*slot) {
+        if (!(c = dra_malloc(mem, sizeof *c)))
+            return NULL;
+        lib_zone_cache_init(c, mem, NULL);
+        *slot = c;
+    }
+    return *slot;
+}
+
+/* The UT offset a time zone argument names at instant |sec|. When no slot
+ * is free, a cache that lives for this call only is used instead. */
 static cel_value zone_offset(cel_ctx *ctx, cel_value tz, int64_t sec, int32_t *off)
 {
-    lib_zone_cache cache;
+    lib_zone_cache local, *cache = vm_zone_cache(ctx);
     const lib_tz *z = NULL;
     dra_buf why;
     dra_err e;
     cel_value r = cel_null();
-    lib_zone_cache_init(&cache, NULL, NULL);
+    if (!cache) {
+        lib_zone_cache_init(&local, NULL, NULL);
+        cache = &local;
+    }
     dra_buf_init(&why, NULL);
-    e = lib_zone_resolve(&cache, tz.u.s, tz.n, &z, off, &why);
+    e = lib_zone_resolve(cache, tz.u.s, tz.n, &z, off, &why);
     if (e == DRA_OK && z)
         *off = lib_tz_offset(z, sec);
     else if (e != DRA_OK)
         r = e == DRA_ENOMEM ? cel_error_value(&cel_e_nomem)
                             : cel_err(ctx, "%s", why.p ? why.p : "invalid time zone");
     dra_buf_fini(&why);
-    lib_zone_cache_fini(&cache);
+    if (cache == &local)
+        lib_zone_cache_fini(&local);
     return r;
 }
 

@@ -262,6 +262,10 @@ static const lcase time_cases[] = {
     {'d', "timestamp('2024-11-03T08:59:59Z').getHours('America/Los_Angeles')", "OK:1"},
     {'d', "timestamp('2024-11-03T09:00:00Z').getHours('America/Los_Angeles')", "OK:1"},
     {'d', "timestamp('2124-07-01T12:00:00Z').getHours('America/Los_Angeles')", "OK:5"},
+    /* Several zones in one evaluation (loaded once per VM, then cached). */
+    {'d', "cel.bind(t, timestamp('2009-02-13T23:31:30Z'), [t.getHours('America/Los_Angeles'), "
+          "t.getMinutes('America/Los_Angeles'), t.getHours('Asia/Kolkata'), "
+          "t.getDayOfWeek('Pacific/Kiritimati')])", "OK:[15, 31, 5, 6]"},
     {'d', "timestamp('2009-02-13T23:31:30Z').getHours('Nowhere/City')",
      "ERR:unknown time zone Nowhere/City"},
     {'d', "timestamp('2009-02-13T23:31:30Z').getHours('x:00')", "ERR:invalid syntax"},
