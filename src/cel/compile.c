@@ -20,6 +20,8 @@ typedef struct compiler {
     int sp, maxsp;
     int append_slot;   /* accumulator of the comprehension being built, or -1 */
     int insert_slot;
+    int no_fold;
+    dra_cel_vm *fold_vm; /* evaluates constant subexpressions */
     dra_err rc;
 } compiler;
 
@@ -501,6 +503,214 @@ static void comp(compiler *c, const cel_ast *e)
     }
 }
 
+/* ---- constant folding ----------------------------------------------------
+ * Calls and aggregate literals whose operands are all constants are
+ * evaluated once at compile time, as cel-go's OptOptimize does
+ * (quantity('40Gi'), ['Hopper', 'Blackwell']). A call that fails is left
+ * for run time so its error keeps CEL's absorption rules. */
+
+/* Copies |v| into the program arena. 0 when it cannot be (opaque). */
+static int deep_copy(dra_arena *a, cel_value v, cel_value *out)
+{
+    *out = v;
+    switch (v.kind) {
+    case CEL_K_STRING:
+    case CEL_K_BYTES: {
+        char *s = dra_arena_strndup(a, v.u.s, v.n);
+        if (!s)
+            return 0;
+        out->u.s = s;
+        return 1;
+    }
+    case CEL_K_LIST: {
+        cel_list *l = dra_arena_zalloc(a, sizeof *l);
+        cel_value *it = dra_arena_array(a, v.u.list->n ? v.u.list->n : 1, sizeof *it);
+        if (!l || !it)
+            return 0;
+        for (size_t i = 0; i < v.u.list->n; i++)
+            if (!deep_copy(a, v.u.list->v[i], &it[i]))
+                return 0;
+        l->n = v.u.list->n;
+        l->v = it;
+        out->u.list = l;
+        return 1;
+    }
+    case CEL_K_MAP: {
+        cel_map *m = dra_arena_zalloc(a, sizeof *m);
+        cel_map_entry *e = dra_arena_array(a, v.u.map->n ? v.u.map->n : 1, sizeof *e);
+        if (!m || !e)
+            return 0;
+        for (size_t i = 0; i < v.u.map->n; i++) {
+            if (!deep_copy(a, v.u.map->e[i].k, &e[i].k) || !deep_copy(a, v.u.map->e[i].v, &e[i].v))
+                return 0;
+            e[i].hash = v.u.map->e[i].hash;
+        }
+        m->n = v.u.map->n;
+        m->e = e;
+        m->flags = v.u.map->flags;
+        out->u.map = m;
+        return 1;
+    }
+    case CEL_K_QUANTITY: {
+        dra_quantity *q = dra_arena_alloc(a, sizeof *q);
+        if (!q)
+            return 0;
+        *q = *v.u.q;
+        out->u.q = q;
+        return 1;
+    }
+    case CEL_K_SEMVER: {
+        dra_semver *sv = dra_arena_alloc(a, sizeof *sv);
+        if (!sv)
+            return 0;
+        *sv = *v.u.sv;
+        sv->pre = dra_arena_strndup(a, v.u.sv->pre ? v.u.sv->pre : "", v.u.sv->prelen);
+        sv->build = dra_arena_strndup(a, v.u.sv->build ? v.u.sv->build : "", v.u.sv->buildlen);
+        if (!sv->pre || !sv->build)
+            return 0;
+        out->u.sv = sv;
+        return 1;
+    }
+    case CEL_K_OPTIONAL: {
+        cel_value *b;
+        if (!v.u.opt)
+            return 1;
+        b = dra_arena_alloc(a, sizeof *b);
+        if (!b || !deep_copy(a, *v.u.opt, b))
+            return 0;
+        out->u.opt = b;
+        return 1;
+    }
+    case CEL_K_TYPE: {
+        cel_type *t = dra_arena_alloc(a, sizeof *t);
+        if (!t)
+            return 0;
+        *t = *v.u.type;
+        out->u.type = t;
+        return 1;
+    }
+    case CEL_K_OPAQUE:
+    case CEL_K_OBJECT:
+    case CEL_K_ERROR:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+static int all_const(const cel_ast *e)
+{
+    if (e->target && e->target->kind != AST_CONST)
+        return 0;
+    for (size_t i = 0; i < e->nargs; i++)
+        if (e->args[i]->kind != AST_CONST)
+            return 0;
+    for (size_t i = 0; e->opt && i < (e->kind == AST_MAP ? e->nargs / 2 : e->nargs); i++)
+        if (e->opt[i])
+            return 0;
+    return 1;
+}
+
+/* Evaluates the constant subtree |e| and turns it into a constant. */
+static void fold_node(compiler *c, cel_ast *e)
+{
+    compiler sub;
+    dra_cel_program tmp;
+    cel_value r, copy;
+    dra_err rc;
+    if (!c->fold_vm && dra_cel_vm_new(c->p->mem, &c->fold_vm)) {
+        c->rc = DRA_ENOMEM;
+        return;
+    }
+    memset(&sub, 0, sizeof sub);
+    memset(&tmp, 0, sizeof tmp);
+    tmp.mem = c->p->mem;
+    tmp.env_kind = CEL_ENV_STD;
+    tmp.cost_limit = c->p->cost_limit;
+    dra_arena_init(&tmp.arena, c->p->mem);
+    sub.env = c->env;
+    sub.p = &tmp;
+    sub.append_slot = sub.insert_slot = -1;
+    sub.no_fold = 1;
+    comp(&sub, e);
+    emit(&sub, CEL_OP_RET, 0, 0, 0);
+    if (!sub.rc) {
+        tmp.code = sub.code;
+        tmp.ncode = sub.ncode;
+        tmp.consts = sub.consts;
+        tmp.nconsts = sub.nconsts;
+        tmp.calls = sub.calls;
+        tmp.ncalls = sub.ncalls;
+        tmp.max_stack = sub.maxsp + 4;
+        tmp.hashes = dra_arena_array(&tmp.arena, sub.nconsts ? sub.nconsts : 1, sizeof *tmp.hashes);
+        if (tmp.hashes) {
+            for (size_t i = 0; i < sub.nconsts; i++)
+                tmp.hashes[i] = cel_value_hash(sub.consts[i]);
+            r = cel_vm_run(&c->fold_vm->c, &tmp, NULL, &rc);
+            if (!rc && r.kind != CEL_K_ERROR && deep_copy(&c->p->arena, r, &copy)) {
+                e->kind = AST_CONST;
+                e->cval = copy;
+                e->target = NULL;
+                e->nargs = 0;
+            }
+        }
+    } else if (sub.rc == DRA_ENOMEM) {
+        c->rc = DRA_ENOMEM;
+    }
+    dra_free(c->p->mem, sub.code);
+    dra_free(c->p->mem, sub.consts);
+    dra_free(c->p->mem, sub.calls);
+    dra_arena_fini(&tmp.arena);
+}
+
+static int no_fold_call(const cel_ast *e)
+{
+    static const char *const skip[] = {"_&&_", "_||_", "_?_:_", "cel.@mapInsert", "_[_]"};
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        if (is_name(e, skip[i]))
+            return 1;
+    return 0;
+}
+
+static void fold(compiler *c, cel_ast *e)
+{
+    if (c->rc || !e)
+        return;
+    switch (e->kind) {
+    case AST_SELECT:
+        fold(c, e->target);
+        return;
+    case AST_CALL:
+        fold(c, e->target);
+        for (size_t i = 0; i < e->nargs; i++) {
+            /* Keep the list of `@result + [x]` for in-place appends. */
+            if (i == 1 && is_name(e, "_+_") && e->args[0]->kind == AST_IDENT &&
+                e->args[0]->name[0] == '@')
+                continue;
+            fold(c, e->args[i]);
+        }
+        if (all_const(e) && !no_fold_call(e) && (e->nargs || e->target))
+            fold_node(c, e);
+        return;
+    case AST_LIST:
+    case AST_MAP:
+        for (size_t i = 0; i < e->nargs; i++)
+            fold(c, e->args[i]);
+        if (e->nargs && all_const(e))
+            fold_node(c, e);
+        return;
+    case AST_COMPREHENSION:
+        fold(c, e->range);
+        fold(c, e->accu_init);
+        fold(c, e->cond);
+        fold(c, e->step);
+        fold(c, e->result);
+        return;
+    default:
+        return;
+    }
+}
+
 /* Patterns compiled once per program: constant regexes. */
 static void precompile_regex(compiler *c)
 {
@@ -541,6 +751,9 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
     c.env = env;
     c.p = p;
     c.append_slot = c.insert_slot = -1;
+    fold(&c, root);
+    dra_cel_vm_free(c.fold_vm);
+    c.fold_vm = NULL;
     comp(&c, root);
     emit(&c, CEL_OP_RET, 0, 0, 0);
     if (!c.rc)
