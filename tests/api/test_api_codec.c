@@ -700,12 +700,13 @@ static dra_err exercise(const dra_mem *mem, const char *text, size_t len)
     return e;
 }
 
-static void failmalloc_file(const char *rel)
+/* Reruns exercise() failing each allocation in turn: no leak, and out of
+ * memory is reported as DRA_ENOMEM (or the run still ends with |want|),
+ * never as some other error. */
+static void failmalloc_text(const char *text, size_t len, dra_err want)
 {
-    size_t len;
-    char *text = slurp_rel(rel, &len);
     long k;
-    assert_int_equal(exercise(NULL, text, len), DRA_OK);
+    assert_int_equal(exercise(NULL, text, len), want);
     for (k = 0;; k++) {
         dra_failmem fm;
         dra_err e;
@@ -713,13 +714,19 @@ static void failmalloc_file(const char *rel)
         e = exercise(&fm.mem, text, len);
         assert_int_equal(fm.live, 0);
         if (!fm.failed) {
-            assert_int_equal(e, DRA_OK);
+            assert_int_equal(e, want);
             break;
         }
-        /* Out of memory must be reported as such, never as bad input. */
-        assert_true(e == DRA_ENOMEM || e == DRA_OK);
+        assert_true(e == DRA_ENOMEM || e == want);
     }
     assert_true(k > 0);
+}
+
+static void failmalloc_file(const char *rel)
+{
+    size_t len;
+    char *text = slurp_rel(rel, &len);
+    failmalloc_text(text, len, DRA_OK);
     free(text);
 }
 
@@ -729,6 +736,11 @@ static void test_failmalloc(void **state)
     failmalloc_file("examples/seed.yaml");
     failmalloc_file("tests/data/api/roundtrip/claim-full.yaml");
     failmalloc_file("tests/data/api/roundtrip/unknown-fields.yaml");
+    failmalloc_file("tests/data/api/roundtrip/pod-node.yaml");
+    /* The error paths allocate too (diagnostics, rendered values). */
+    for (size_t i = 0; i < sizeof err_cases / sizeof err_cases[0]; i++)
+        failmalloc_text(err_cases[i].yaml, strlen(err_cases[i].yaml),
+                        err_cases[i].rc);
 }
 
 int main(void)
