@@ -4,8 +4,8 @@
  * numbers of mixed kinds or a list, math.ceil/floor/round/trunc,
  * math.abs, math.sign, math.isNaN/isInf/isFinite and the bitwise
  * functions. cel-go makes greatest/least macros that turn three or more
- * arguments into a list; here one to four arguments are overloads and
- * longer calls need that macro from the parser (docs/cel-libs-requests.md).
+ * arguments into a list; the engine's parser does the same, and the
+ * overloads cover one and two arguments, three and four (dyn) and lists.
  */
 #include <math.h>
 
