@@ -382,6 +382,41 @@ static const lcase net_cases[] = {
     {'d', "cidr('10.0.0.0/33')", "ERR:prefix length out of range"},
 };
 
+static const lcase format_lib_cases[] = {
+    {'d', "format.dns1123Label().validate('my-name')", "OK:optional.none()"},
+    {'d', "format.dns1123Label().validate('My_Name').hasValue()", "OK:true"},
+    {'d', "format.dns1123Label().validate('My_Name').value()[0]",
+     "OK:\"a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+     "or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+     "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\""},
+    {'d', "format.dns1123LabelPrefix().validate('my-prefix-').hasValue()", "OK:false"},
+    {'d', "format.dns1123Label().validate('my-prefix-').hasValue()", "OK:true"},
+    {'d', "format.dns1123Subdomain().validate('apiextensions.k8s.io').hasValue()", "OK:false"},
+    {'d', "format.dns1123Subdomain().validate('a..b').hasValue()", "OK:true"},
+    {'d', "format.dns1035Label().validate('1abc').hasValue()", "OK:true"},
+    {'d', "format.qualifiedName().validate('apiextensions.k8s.io/v1beta1').hasValue()",
+     "OK:false"},
+    {'d', "format.qualifiedName().validate('/x').value()", "OK:[\"prefix part must be non-empty\"]"},
+    {'d', "format.qualifiedName().validate('a/b/c').value().size()", "OK:1"},
+    {'d', "format.labelValue().validate('').hasValue()", "OK:false"},
+    {'d', "format.labelValue().validate('-x').hasValue()", "OK:true"},
+    {'d', "format.uri().validate('http://example.com').hasValue()", "OK:false"},
+    {'d', "format.uri().validate('example').value()",
+     "OK:[\"parse \\\"example\\\": invalid URI for request\"]"},
+    {'d', "format.uuid().validate('123e4567-e89b-12d3-a456-426614174000').hasValue()",
+     "OK:false"},
+    {'d', "format.uuid().validate('123e4567').value()", "OK:[\"does not match the UUID format\"]"},
+    {'d', "format.byte().validate('aGVsbG8=').hasValue()", "OK:false"},
+    {'d', "format.byte().validate('aGVsbG8').value()", "OK:[\"invalid base64\"]"},
+    {'d', "format.date().validate('2021-01-01').hasValue()", "OK:false"},
+    {'d', "format.date().validate('2021-02-30').value()", "OK:[\"invalid date\"]"},
+    {'d', "format.datetime().validate('2021-01-01T00:00:00Z').hasValue()", "OK:false"},
+    {'d', "format.datetime().validate('2021-01-01').value()", "OK:[\"invalid datetime\"]"},
+    {'d', "format.named('dns1123Label').hasValue()", "OK:true"},
+    {'d', "format.named('nope').hasValue()", "OK:false"},
+    {'d', "format.named('uuid').value().validate('x').hasValue()", "OK:true"},
+};
+
 /* Compiles and evaluates |c|; returns "OK:<literal>" or "ERR:<text>". */
 static char *run_case(const lcase *c)
 {
@@ -468,6 +503,7 @@ TABLE(test_regex, regex_cases)
 TABLE(test_time, time_cases)
 TABLE(test_math, math_cases)
 TABLE(test_net, net_cases)
+TABLE(test_format_lib, format_lib_cases)
 
 int main(void)
 {
@@ -476,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_lists),
         cmocka_unit_test(test_regex),    cmocka_unit_test(test_time),
         cmocka_unit_test(test_math),     cmocka_unit_test(test_net),
+        cmocka_unit_test(test_format_lib),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
