@@ -132,6 +132,7 @@ struct dra_allocator {
      * takes room away, so a node that failed keeps failing until then. */
     uint64_t epoch;
     dra_map memo; /* shape key -> a_memo * */
+    dra_buf keybuf;
 };
 
 typedef struct a_memo {

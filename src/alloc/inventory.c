@@ -145,6 +145,7 @@ dra_err dra_allocator_new(const dra_mem *mem, const dra_alloc_options *opts,
     dra_map_init(&a->dev_by_key, mem);
     dra_map_init(&a->prog_by_expr, mem);
     dra_map_init(&a->memo, mem);
+    dra_buf_init(&a->keybuf, mem);
     if (a->opts.selectors) {
         a->ops = *a->opts.selectors;
     } else if ((err = alloc_cel_backend(a)) != DRA_OK) {
@@ -193,6 +194,7 @@ void dra_allocator_free(dra_allocator *a)
     dra_map_fini(&a->dev_by_key);
     dra_map_fini(&a->prog_by_expr);
     dra_map_fini(&a->memo);
+    dra_buf_fini(&a->keybuf);
     dra_arena_fini(&a->arena);
     dra_free(a->mem, a);
 }

@@ -770,30 +770,41 @@ static dra_err explain_all_nodes(dra_allocator *a, const dra_alloc_claim *const 
 
 /* ---- scheduling memo ---------------------------------------------------------------------- */
 
+/* The key is binary (lengths and numbers as raw bytes): it is built for
+ * every scheduled pod, so it must be cheap. */
+static void key_num(dra_buf *b, int64_t v)
+{
+    dra_buf_append(b, &v, sizeof v);
+}
+
 static void key_str(dra_buf *b, const char *s)
 {
-    dra_buf_printf(b, "%zu:%s", s ? strlen(s) : (size_t)0, s ? s : "");
+    size_t n = s ? strlen(s) : 0;
+    key_num(b, s ? (int64_t)n : -1);
+    dra_buf_append(b, s, n);
 }
 
 static void key_devreq(dra_buf *b, const dra_alloc_devreq *r)
 {
     key_str(b, r->name);
     key_str(b, r->class_name);
-    dra_buf_printf(b, "%d,%" PRId64 ",%d,%zu", (int)r->mode, r->count, r->admin_access,
-                   r->nselectors);
+    key_num(b, (int64_t)r->mode);
+    key_num(b, r->count);
+    key_num(b, r->admin_access);
+    key_num(b, (int64_t)r->nselectors);
     for (size_t i = 0; i < r->nselectors; i++)
         key_str(b, r->selectors[i]);
-    dra_buf_printf(b, "t%zu", r->ntolerations);
+    key_num(b, (int64_t)r->ntolerations);
     for (size_t i = 0; i < r->ntolerations; i++) {
         key_str(b, r->tolerations[i].key);
         key_str(b, r->tolerations[i].value);
-        dra_buf_printf(b, "%d,%d", (int)r->tolerations[i].op, (int)r->tolerations[i].effect);
+        key_num(b, (int64_t)r->tolerations[i].op * 16 + (int64_t)r->tolerations[i].effect);
     }
-    dra_buf_printf(b, "c%zu", r->ncap_requests);
+    key_num(b, (int64_t)r->ncap_requests);
     for (size_t i = 0; i < r->ncap_requests; i++) {
         a_qn q = alloc_qn(&r->cap_requests[i].value);
         key_str(b, r->cap_requests[i].name);
-        dra_buf_printf(b, "%llx.%llx", (unsigned long long)(q >> 64), (unsigned long long)q);
+        dra_buf_append(b, &q, sizeof q);
     }
 }
 
@@ -803,21 +814,21 @@ static void shape_key(dra_buf *b, const dra_alloc_claim *const *claims, size_t n
 {
     for (size_t i = 0; i < nclaims; i++) {
         const dra_alloc_claim *c = claims[i];
-        dra_buf_printf(b, "C%zu", c->nrequests);
+        key_num(b, (int64_t)c->nrequests);
         for (size_t j = 0; j < c->nrequests; j++) {
             const dra_alloc_request *rq = &c->requests[j];
             key_str(b, rq->name);
-            dra_buf_printf(b, "a%zu", rq->nfirst_available);
+            key_num(b, (int64_t)rq->nfirst_available);
             if (!rq->nfirst_available)
                 key_devreq(b, &rq->exactly);
             for (size_t k = 0; k < rq->nfirst_available; k++)
                 key_devreq(b, &rq->first_available[k]);
         }
-        dra_buf_printf(b, "K%zu", c->nconstraints);
+        key_num(b, (int64_t)c->nconstraints);
         for (size_t j = 0; j < c->nconstraints; j++) {
             key_str(b, c->constraints[j].match_attribute);
             key_str(b, c->constraints[j].distinct_attribute);
-            dra_buf_printf(b, "%zu", c->constraints[j].nrequests);
+            key_num(b, (int64_t)c->constraints[j].nrequests);
             for (size_t k = 0; k < c->constraints[j].nrequests; k++)
                 key_str(b, c->constraints[j].requests[k]);
         }
@@ -826,22 +837,24 @@ static void shape_key(dra_buf *b, const dra_alloc_claim *const *claims, size_t n
 
 static a_memo *memo_get(dra_allocator *a, const dra_alloc_claim *const *claims, size_t nclaims)
 {
-    dra_buf b;
+    dra_buf *b = &a->keybuf;
     a_memo *m = NULL;
-    dra_buf_init(&b, a->mem);
-    shape_key(&b, claims, nclaims);
-    if (!b.oom && b.p) {
-        m = dra_map_get(&a->memo, b.p, b.len);
+    dra_buf_reset(b);
+    shape_key(b, claims, nclaims);
+    if (!b->oom && b->p) {
+        m = dra_map_get(&a->memo, b->p, b->len);
         if (!m) {
-            char *k = dra_arena_strndup(&a->arena, b.p, b.len);
+            char *k = dra_arena_alloc(&a->arena, b->len + 1);
             m = dra_arena_zalloc(&a->arena, sizeof *m);
-            if (!k || !m || dra_map_put(&a->memo, k, b.len, m))
+            if (k)
+                memcpy(k, b->p, b->len + 1);
+            if (!k || !m || dra_map_put(&a->memo, k, b->len, m))
                 m = NULL;
             else
                 m->epoch = a->epoch + 1; /* stale: starts from the first node */
         }
     }
-    dra_buf_fini(&b);
+    b->oom = 0;
     if (m && m->epoch != a->epoch) {
         m->epoch = a->epoch;
         m->cursor = 0;
