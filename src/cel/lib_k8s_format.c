@@ -5,7 +5,9 @@
  * (none when valid, else the validation messages). The validators are
  * apimachinery's IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label,
  * IsQualifiedName and IsValidLabelValue with their texts, and the
- * kube-openapi formats uri, uuid, byte, date and datetime.
+ * kube-openapi formats uri, uuid, byte, date and datetime. Also the
+ * Kubernetes URL library (urls.go), which shares the URI rules: url(),
+ * isURL() and the URL getters.
  */
 #include <stdio.h>
 
@@ -426,3 +428,299 @@ static const cel_opaque_type *const format_types[] = {&format_type};
 const cel_lib cel_lib_k8s_format = {
     "kubernetes.format", format_ovs, sizeof format_ovs / sizeof format_ovs[0],
     format_types, 1, lib_k8s_enabled};
+
+/* ---- URLs (urls.go) ----------------------------------------------------------
+ * A URL is kept as spans of the source text, split as Go's url.Parse does:
+ * scheme ":" ["//" [userinfo "@"] host] path ["?" query] ["#" fragment],
+ * or scheme ":" opaque. */
+
+typedef struct url_parts {
+    const char *src;
+    size_t scheme, host_at, host_len, path_at, path_len, query_at, query_len;
+    int has_query, opaque;
+} url_parts;
+
+static void url_split(const char *s, size_t n, url_parts *u)
+{
+    const char *hash = memchr(s, '#', n), *q;
+    size_t i = 0, end;
+    memset(u, 0, sizeof *u);
+    u->src = s;
+    if (hash)
+        n = (size_t)(hash - s);
+    if ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')) {
+        while (i < n && (alnum(s[i]) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
+            i++;
+        if (i < n && s[i] == ':')
+            u->scheme = i++;
+        else
+            i = 0;
+    }
+    q = memchr(s + i, '?', n - i);
+    end = q ? (size_t)(q - s) : n;
+    if (q) {
+        u->has_query = 1;
+        u->query_at = end + 1;
+        u->query_len = n - end - 1;
+    }
+    if (u->scheme && i < end && s[i] != '/') {
+        u->opaque = 1;
+        return;
+    }
+    if (end - i >= 2 && s[i] == '/' && s[i + 1] == '/') {
+        size_t a = i + 2, b = a;
+        while (b < end && s[b] != '/')
+            b++;
+        for (size_t k = a; k < b; k++)
+            if (s[k] == '@')
+                a = k + 1;
+        u->host_at = a;
+        u->host_len = b - a;
+        i = b;
+    }
+    u->path_at = i;
+    u->path_len = end - i;
+}
+
+static int url_equal(const cel_opaque *a, const cel_opaque *b)
+{
+    const url_parts *x = a->data, *y = b->data;
+    size_t xl = strlen(x->src), yl = strlen(y->src);
+    return xl == yl && memcmp(x->src, y->src, xl) == 0;
+}
+
+static const cel_opaque_type url_type = {"kubernetes.URL", url_equal};
+
+static cel_value f_url(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const char *e = uri_error(a[0].u.s, a[0].n);
+    url_parts *u;
+    char *copy;
+    (void)n;
+    if (e)
+        return cel_err(ctx, "URL parse error during conversion from string: parse \"%.*s\": %s",
+                       (int)(a[0].n > 200 ? 200 : a[0].n), a[0].u.s, e);
+    u = cel_alloc(ctx, sizeof *u);
+    copy = cel_alloc(ctx, (size_t)a[0].n + 1);
+    if (!u || !copy)
+        return cel_error_value(&cel_e_nomem);
+    memcpy(copy, a[0].u.s, a[0].n);
+    copy[a[0].n] = '\0';
+    url_split(copy, a[0].n, u);
+    return cel_opaque_new(ctx, &url_type, u);
+}
+
+static cel_value f_is_url(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    (void)ctx, (void)n;
+    return cel_bool(uri_error(a[0].u.s, a[0].n) == NULL);
+}
+
+#define URLV(v) ((const url_parts *)(v).u.op->data)
+
+static cel_value f_scheme(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const url_parts *u = URLV(a[0]);
+    char *out = cel_alloc(ctx, u->scheme + 1);
+    (void)n;
+    if (!out)
+        return cel_error_value(&cel_e_nomem);
+    for (size_t i = 0; i < u->scheme; i++) /* Go lower-cases the scheme */
+        out[i] = u->src[i] >= 'A' && u->src[i] <= 'Z' ? (char)(u->src[i] + 32) : u->src[i];
+    return cel_str(out, u->scheme);
+}
+
+static cel_value f_host(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const url_parts *u = URLV(a[0]);
+    (void)ctx, (void)n;
+    return cel_str(u->src + u->host_at, u->host_len);
+}
+
+/* Go's splitHostPort: a trailing ":digits" is the port; brackets go. */
+static void host_port(const url_parts *u, const char **h, size_t *hl, const char **p,
+                      size_t *pl)
+{
+    const char *s = u->src + u->host_at;
+    size_t n = u->host_len, colon = n;
+    *p = s + n;
+    *pl = 0;
+    for (size_t i = n; i-- > 0;)
+        if (s[i] == ':') {
+            colon = i;
+            break;
+        }
+    if (colon < n) {
+        int ok = 1;
+        for (size_t i = colon + 1; i < n; i++)
+            ok &= s[i] >= '0' && s[i] <= '9';
+        if (ok) {
+            *p = s + colon + 1;
+            *pl = n - colon - 1;
+            n = colon;
+        }
+    }
+    if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+        s++;
+        n -= 2;
+    }
+    *h = s;
+    *hl = n;
+}
+
+static cel_value f_hostname(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const char *h, *p;
+    size_t hl, pl;
+    (void)ctx, (void)n;
+    host_port(URLV(a[0]), &h, &hl, &p, &pl);
+    return cel_str(h, hl);
+}
+
+static cel_value f_port(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const char *h, *p;
+    size_t hl, pl;
+    (void)ctx, (void)n;
+    host_port(URLV(a[0]), &h, &hl, &p, &pl);
+    return cel_str(p, pl);
+}
+
+static cel_value f_path(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const url_parts *u = URLV(a[0]);
+    (void)ctx, (void)n;
+    return u->opaque ? cel_str("", 0) : cel_str(u->src + u->path_at, u->path_len);
+}
+
+/* Go's QueryUnescape into |out|; -1 on a bad escape. */
+static long query_unescape(const char *s, size_t n, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '+') {
+            out[o++] = ' ';
+        } else if (s[i] == '%') {
+            int hi, lo;
+            if (i + 2 >= n || !hex(s[i + 1]) || !hex(s[i + 2]))
+                return -1;
+            hi = s[i + 1] <= '9' ? s[i + 1] - '0' : (s[i + 1] | 32) - 'a' + 10;
+            lo = s[i + 2] <= '9' ? s[i + 2] - '0' : (s[i + 2] | 32) - 'a' + 10;
+            out[o++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            out[o++] = s[i];
+        }
+    }
+    return (long)o;
+}
+
+/* Go's url.ParseQuery, keeping what parses: pairs split at '&'; a pair
+ * with ';' or a bad escape is dropped; values keep their order. Keys are
+ * unescaped in place in |buf| (never longer than their source, and pairs
+ * do not overlap), counted in a first pass and filled in a second. */
+static cel_value f_query(cel_ctx *ctx, const cel_value *a, size_t n)
+{
+    const url_parts *u = URLV(a[0]);
+    const char *q = u->src + u->query_at;
+    size_t qn = u->has_query ? u->query_len : 0, npairs = 0, nkeys = 0;
+    cel_value *keys, m;
+    size_t *counts;
+    cel_map_entry *ents;
+    char *buf;
+    (void)n;
+    for (size_t i = 0; i <= qn; i++)
+        npairs += i == qn || q[i] == '&';
+    keys = cel_alloc(ctx, npairs * sizeof *keys);
+    counts = cel_alloc(ctx, npairs * sizeof *counts);
+    buf = cel_alloc(ctx, qn + 1);
+    if (!keys || !counts || !buf)
+        return cel_error_value(&cel_e_nomem);
+    for (size_t st = 0, i = 0; i <= qn; i++) {
+        const char *pair = q + st, *eq;
+        size_t pn = i - st;
+        long kl, vl;
+        char *kb;
+        if (i < qn && q[i] != '&')
+            continue;
+        st = i + 1;
+        if (pn == 0 || memchr(pair, ';', pn))
+            continue;
+        eq = memchr(pair, '=', pn);
+        kb = buf + (pair - q);
+        kl = query_unescape(pair, eq ? (size_t)(eq - pair) : pn, kb);
+        vl = eq ? query_unescape(eq + 1, pn - (size_t)(eq + 1 - pair), buf + (eq + 1 - q))
+                : 0;
+        if (kl <= 0 || vl < 0)
+            continue;
+        {
+            size_t k = 0;
+            while (k < nkeys && !(keys[k].n == (uint32_t)kl &&
+                                  memcmp(keys[k].u.s, kb, (size_t)kl) == 0))
+                k++;
+            if (k == nkeys) {
+                keys[nkeys] = cel_str(kb, (size_t)kl);
+                counts[nkeys++] = 0;
+            }
+            counts[k]++;
+        }
+    }
+    m = cel_map_new(ctx, nkeys, &ents);
+    if (m.kind != CEL_K_MAP)
+        return m;
+    /* Second pass: fill each key's list in order. */
+    for (size_t k = 0; k < nkeys; k++) {
+        cel_value lv, *items;
+        size_t filled = 0;
+        lv = cel_list_new(ctx, counts[k], &items);
+        if (lv.kind != CEL_K_LIST)
+            return lv;
+        for (size_t st = 0, i = 0; i <= qn && filled < counts[k]; i++) {
+            const char *pair = q + st, *eq;
+            size_t pn = i - st;
+            long kl, vl;
+            if (i < qn && q[i] != '&')
+                continue;
+            st = i + 1;
+            if (pn == 0 || memchr(pair, ';', pn))
+                continue;
+            eq = memchr(pair, '=', pn);
+            kl = query_unescape(pair, eq ? (size_t)(eq - pair) : pn, buf + (pair - q));
+            vl = eq ? query_unescape(eq + 1, pn - (size_t)(eq + 1 - pair),
+                                     buf + (eq + 1 - q)) : 0;
+            if (kl <= 0 || vl < 0 || (uint32_t)kl != keys[k].n ||
+                memcmp(buf + (pair - q), keys[k].u.s, (size_t)kl) != 0)
+                continue;
+            items[filled++] = cel_str_new(ctx, eq ? buf + (eq + 1 - q) : "", (size_t)vl);
+            if (items[filled - 1].kind == CEL_K_ERROR)
+                return items[filled - 1];
+        }
+        cel_map_entry_set(&ents[k], cel_str_new(ctx, keys[k].u.s, keys[k].n), lv);
+    }
+    return m;
+}
+
+static const cel_overload url_ovs[] = {
+    {.id = "string_to_url", .name = "url", .result = "kubernetes.URL",
+     .args = {"string"}, .fn = f_url},
+    {.id = "url_get_scheme", .name = "getScheme", .flags = CEL_OV_MEMBER,
+     .result = "string", .args = {"kubernetes.URL"}, .fn = f_scheme},
+    {.id = "url_get_host", .name = "getHost", .flags = CEL_OV_MEMBER,
+     .result = "string", .args = {"kubernetes.URL"}, .fn = f_host},
+    {.id = "url_get_hostname", .name = "getHostname", .flags = CEL_OV_MEMBER,
+     .result = "string", .args = {"kubernetes.URL"}, .fn = f_hostname},
+    {.id = "url_get_port", .name = "getPort", .flags = CEL_OV_MEMBER,
+     .result = "string", .args = {"kubernetes.URL"}, .fn = f_port},
+    {.id = "url_get_escaped_path", .name = "getEscapedPath", .flags = CEL_OV_MEMBER,
+     .result = "string", .args = {"kubernetes.URL"}, .fn = f_path},
+    {.id = "url_get_query", .name = "getQuery", .flags = CEL_OV_MEMBER,
+     .result = "map(string, list(string))", .args = {"kubernetes.URL"}, .fn = f_query},
+    {.id = "is_url_string", .name = "isURL", .result = "bool", .args = {"string"},
+     .fn = f_is_url},
+};
+
+static const cel_opaque_type *const url_types[] = {&url_type};
+
+const cel_lib cel_lib_k8s_urls = {
+    "kubernetes.urls", url_ovs, sizeof url_ovs / sizeof url_ovs[0], url_types, 1,
+    lib_k8s_enabled};

@@ -415,6 +415,29 @@ static const lcase format_lib_cases[] = {
     {'d', "format.named('dns1123Label').hasValue()", "OK:true"},
     {'d', "format.named('nope').hasValue()", "OK:false"},
     {'d', "format.named('uuid').value().validate('x').hasValue()", "OK:true"},
+    /* URLs */
+    {'d', "url('https://user:pw@example.com:80/path?k=v#f').getScheme()", "OK:\"https\""},
+    {'d', "url('HTTPS://example.com').getScheme()", "OK:\"https\""},
+    {'d', "url('https://user:pw@example.com:80/path?k=v#f').getHost()", "OK:\"example.com:80\""},
+    {'d', "url('https://example.com:80/path').getHostname()", "OK:\"example.com\""},
+    {'d', "url('https://example.com:80/path').getPort()", "OK:\"80\""},
+    {'d', "url('https://[::1]:80/path').getHostname()", "OK:\"::1\""},
+    {'d', "url('https://[::1]/path').getPort()", "OK:\"\""},
+    {'d', "url('https://example.com/path%20x?q').getEscapedPath()", "OK:\"/path%20x\""},
+    {'d', "url('/absolute-path').getEscapedPath()", "OK:\"/absolute-path\""},
+    {'d', "url('https://example.com/path?k1=a&k2=b&k2=c').getQuery()",
+     "OK:{\"k1\": [\"a\"], \"k2\": [\"b\", \"c\"]}"},
+    {'d', "url('https://example.com/path?key+with+spaces=value%20with%20spaces').getQuery()",
+     "OK:{\"key with spaces\": [\"value with spaces\"]}"},
+    {'d', "url('https://example.com/path?').getQuery()", "OK:{}"},
+    {'d', "url('https://example.com/path').getQuery()", "OK:{}"},
+    {'d', "isURL('https://example.com')", "OK:true"},
+    {'d', "isURL('example.com')", "OK:false"},
+    {'d', "isURL('/relative')", "OK:true"},
+    {'d', "url('example.com')",
+     "ERR:URL parse error during conversion from string: parse \"example.com\": invalid URI "
+     "for request"},
+    {'d', "url('https://example.com') == url('https://example.com')", "OK:true"},
 };
 
 /* Compiles and evaluates |c|; returns "OK:<literal>" or "ERR:<text>". */
