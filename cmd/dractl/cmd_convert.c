@@ -18,11 +18,12 @@ typedef struct convert_opts {
     size_t nfiles;
     int json;
     int go_order;
+    int strict;
 } convert_opts;
 
 static void convert_usage(FILE *f)
 {
-    fputs("usage: dractl convert -f FILE... [-o yaml|json] [--go-order]\n"
+    fputs("usage: dractl convert -f FILE... [-o yaml|json] [--go-order] [--strict]\n"
           "\n"
           "Decodes resource.k8s.io/v1 and core/v1 objects and prints them\n"
           "normalised. FILE may be - for stdin; -f may be repeated and each\n"
@@ -33,6 +34,7 @@ static void convert_usage(FILE *f)
           "                       print as a --- stream (yaml) or a v1 List (json)\n"
           "      --go-order       fields in Go struct order (the apiserver's\n"
           "                       wire order) instead of kubectl's sorted keys\n"
+          "      --strict         unknown fields are errors, not warnings\n"
           "\n"
           "Exit status: 0 ok, 1 an input was not a valid object, 2 usage or I/O.\n",
           f);
@@ -50,6 +52,10 @@ static int parse_args(dractl_ctx *ctx, int argc, char **argv, convert_opts *o)
         }
         if (!strcmp(a, "--go-order")) {
             o->go_order = 1;
+            continue;
+        }
+        if (!strcmp(a, "--strict")) {
+            o->strict = 1;
             continue;
         }
         if (!strncmp(a, "--filename=", 11) || !strncmp(a, "--output=", 9)) {
@@ -85,11 +91,11 @@ static int parse_args(dractl_ctx *ctx, int argc, char **argv, convert_opts *o)
     return -1;
 }
 
-static void print_diag(dractl_ctx *ctx, const char *file, const dra_diag *d)
+static void print_diag(dractl_ctx *ctx, const char *file, const dra_diag *d, const char *tag)
 {
     for (size_t i = 0; i < d->n; i++) {
         const dra_diag_entry *e = &d->v[i];
-        fprintf(ctx->err, "%s: %s", ctx->progname, file);
+        fprintf(ctx->err, "%s: %s%s", ctx->progname, tag, file);
         if (e->line)
             fprintf(ctx->err, ":%d:%d", e->line, e->col);
         fprintf(ctx->err, ": %s%s%s\n", e->path, *e->path ? ": " : "", e->msg);
@@ -116,7 +122,14 @@ static int load(dractl_ctx *ctx, const convert_opts *o, dra_arena *a, dra_object
         dra_diag_init(&d, NULL);
         e = dra_api_decode_stream(a, text, len, &got, &n, &d);
         free(text);
-        print_diag(ctx, name, &d);
+        print_diag(ctx, name, &d, "");
+        /* Like kube-apiserver's field validation: Warn by default,
+         * Strict on request. */
+        dra_diag_clear(&d);
+        for (size_t i = 0; i < n; i++)
+            if (dra_api_unknown_fields(got[i], &d) && o->strict && e == DRA_OK)
+                e = DRA_EINVALID;
+        print_diag(ctx, name, &d, o->strict ? "" : "warning: ");
         dra_diag_fini(&d);
         if (e == DRA_ENOMEM) {
             dractl_errorf(ctx, "%s: out of memory", name);

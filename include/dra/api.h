@@ -611,6 +611,14 @@ dra_err dra_api_decode_stream(dra_arena *a, const char *text, size_t len,
 dra_err dra_api_encode_list(dra_arena *a, dra_object *const *objs, size_t n,
                             dra_doc **out);
 
+/* Reports every member |obj| kept as unknown that Kubernetes 1.35 does
+ * not define either, as kube-apiserver's strict field validation words
+ * it: "unknown field \"spec.devices[0].foo\"", with the source line and
+ * column, into |d| (may be NULL). Fields Kubernetes knows but this model
+ * keeps untyped (most of a Pod, a Node's spec and status) are not
+ * reported, and neither is anything inside them. Returns the count. */
+size_t dra_api_unknown_fields(const dra_object *obj, dra_diag *d);
+
 /* Deep copy of |obj| into |a|, made by encoding and decoding, so the copy
  * holds exactly what the encoding holds (unknown members included).
  * DRA_OK; DRA_EINVAL for DRA_KIND_UNKNOWN; DRA_EUNSUPPORTED when a

@@ -100,6 +100,8 @@ DRA_HIDDEN dra_doc *api_doc_copy(dra_arena *a, const dra_doc *doc);
  * NULL on ENOMEM. */
 DRA_HIDDEN dra_doc *api_enc_struct(dra_arena *a, const api_struct *st,
                                    const void *base);
+/* 1 when |st|'s table names member |m| (modelled or API_F_SKIP). */
+DRA_HIDDEN int api_struct_has(const api_struct *st, const dra_doc_member *m);
 /* Small builders that set members directly (no lookups). */
 DRA_HIDDEN dra_doc *api_enc_string(dra_arena *a, const char *s);
 DRA_HIDDEN dra_doc *api_enc_map(dra_arena *a, size_t cap);

@@ -332,7 +332,7 @@ static const dra_doc_member *extra_find(const dra_doc *extra, const char *name)
     return NULL;
 }
 
-static int in_table(const api_struct *st, const dra_doc_member *m)
+int api_struct_has(const api_struct *st, const dra_doc_member *m)
 {
     for (size_t i = 0; i < st->nfields; i++)
         if (strlen(st->fields[i].name) == m->keylen &&
@@ -380,7 +380,7 @@ dra_doc *api_enc_struct(dra_arena *a, const api_struct *st, const void *basev)
             api_enc_put(map, f->name, v);
     }
     for (size_t i = 0; i < nextra; i++)
-        if (!in_table(st, &extra->u.map.m[i]) && put_extra(a, map, &extra->u.map.m[i]) == ENC_OOM)
+        if (!api_struct_has(st, &extra->u.map.m[i]) && put_extra(a, map, &extra->u.map.m[i]) == ENC_OOM)
             return NULL;
     return map;
 }

@@ -79,6 +79,17 @@ grep -q 'no kind "Widget" is registered for version "example.com/v1"' "$T/err" |
 printf 'a: [\n' >"$T/syntax.yaml"
 expect 1 $RUN "$DRACTL" convert -f "$T/syntax.yaml"
 
+# Unknown fields: warnings (exit 0) or, with --strict, errors (exit 1).
+expect 0 $RUN "$DRACTL" convert -f "$SRC/tests/data/api/roundtrip/unknown-fields.yaml"
+grep -q 'warning: .*unknown-fields.yaml:[0-9]*:[0-9]*: unknown field "spec.devices\[0\].attributes\[a\].unit"' "$T/err" ||
+    fail "unknown: warning"
+[ -s "$T/out" ] || fail "unknown: no output"
+expect 1 $RUN "$DRACTL" convert --strict -f "$SRC/tests/data/api/roundtrip/unknown-fields.yaml"
+grep -q 'unknown-fields.yaml:[0-9]*:[0-9]*: unknown field "topLevelExtra"' "$T/err" || fail "strict: error"
+grep -q 'warning' "$T/err" && fail "strict: printed warnings"
+[ -s "$T/out" ] && fail "strict: printed output"
+expect 0 $RUN "$DRACTL" convert --strict -f "$SRC/examples/seed.yaml"
+
 # Usage and I/O: exit 2.
 expect 2 $RUN "$DRACTL" convert
 expect 2 $RUN "$DRACTL" convert -f

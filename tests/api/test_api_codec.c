@@ -677,6 +677,52 @@ static void test_object_copy(void **state)
     dra_arena_fini(&b);
 }
 
+static void test_unknown_fields(void **state)
+{
+    dra_arena a;
+    dra_diag d;
+    size_t n;
+    dra_object **objs;
+    char *got;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    dra_diag_init(&d, NULL);
+    objs = load_stream(&a, "tests/data/api/roundtrip/unknown-fields.yaml", &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(dra_api_unknown_fields(objs[0], &d), 16);
+    assert_int_equal(dra_api_unknown_fields(objs[1], &d), 21);
+    assert_int_equal(dra_api_unknown_fields(objs[2], &d), 5);
+    got = diag_text(&d);
+    /* Spot checks; selfLink, managedFields, deletionGracePeriodSeconds are
+     * Kubernetes fields and not reported. */
+    assert_non_null(strstr(got, "unknown field \"topLevelExtra\"\n"));
+    assert_non_null(strstr(got, "unknown field \"metadata.futureMeta\"\n"));
+    assert_null(strstr(got, "selfLink"));
+    assert_null(strstr(got, "managedFields"));
+    assert_non_null(strstr(got, "unknown field \"spec.devices[0].attributes[a].unit\"\n"));
+    assert_non_null(strstr(got, "unknown field \"spec.devices[0].capacity[c].requestPolicy."
+                                "validRange.rangeExtra\"\n"));
+    assert_non_null(strstr(got, "unknown field \"spec.devices[0].nodeSelector."
+                                "nodeSelectorTerms[0].matchExpressions[0].reqExtra\"\n"));
+    assert_non_null(strstr(got, "unknown field \"spec.devices.requests[0].exactly."
+                                "selectors[0].cel.celExtra\"\n"));
+    assert_non_null(strstr(got, "unknown field \"spec.devices.requests[0].firstAvailable[0]."
+                                "adminAccess\"\n"));
+    assert_non_null(strstr(got, "unknown field \"status.allocation.devices.devAllocExtra\"\n"));
+    assert_non_null(strstr(got, "unknown field \"spec.containers[0].resources.resExtra\"\n"));
+    assert_non_null(strstr(got, "unknown field \"spec.futurePodField\"\n"));
+    free(got);
+    /* Clean objects have none. */
+    dra_diag_clear(&d);
+    objs = load_stream(&a, "examples/seed.yaml", &n);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(dra_api_unknown_fields(objs[i], &d), 0);
+    assert_int_equal(d.n, 0);
+    assert_int_equal(dra_api_unknown_fields(NULL, &d), 0);
+    dra_diag_fini(&d);
+    dra_arena_fini(&a);
+}
+
 /* ---- failmalloc ---------------------------------------------------------------------- */
 
 /* Decodes and encodes |text| entirely on |mem|; returns the first error. */
@@ -758,6 +804,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_lookups_and_values),
         cmocka_unit_test(test_object_copy),
+        cmocka_unit_test(test_unknown_fields),
         cmocka_unit_test(test_failmalloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
