@@ -147,6 +147,7 @@ CEL_FUNC dra_err cel_env_add_object_type(dra_cel_env *env, const cel_object_type
 
 /* The standard library overloads (stdlib.c). */
 extern const cel_lib cel_lib_std;
+extern const cel_lib cel_lib_encoders; /* base64, conformance env only */
 
 /* ---- checker ---------------------------------------------------------- */
 

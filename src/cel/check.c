@@ -396,10 +396,21 @@ static const cel_type *check_select(checker *ck, cel_ast *e)
         dra_buf b;
         char full[512];
         int i = -1;
+        const cel_type *tt = NULL;
         dra_buf_init(&b, NULL);
-        if (chain_name(ck, e, &b) && !b.oom)
+        if (chain_name(ck, e, &b) && !b.oom) {
             i = resolve_var(ck, b.p, b.len, full, sizeof full);
+            if (i < 0)
+                tt = type_ident(ck, b.p, b.len);
+        }
         dra_buf_fini(&b);
+        if (tt) {
+            /* A qualified type name such as google.protobuf.Timestamp. */
+            e->kind = AST_IDENT;
+            e->ref_kind = REF_CONST;
+            e->cval = cel_type_value(tt);
+            return cel_type_wrap(ck->a, CEL_T_TYPE, "type", tt);
+        }
         if (i >= 0) {
             e->kind = AST_IDENT;
             e->name = ck->env->vars[i].name;

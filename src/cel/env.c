@@ -21,6 +21,7 @@
 
 static const cel_lib *const builtin_libs[] = {
     &cel_lib_std,
+    &cel_lib_encoders,
 #ifdef CEL_HAVE_LIB_ALL
 #define CEL_LIB(sym) &sym,
 #include "lib_all.h"

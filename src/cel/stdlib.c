@@ -351,6 +351,79 @@ static cel_value f_opt_or_value(cel_ctx *c, const cel_value *a, size_t n)
     return a[0].u.opt ? *a[0].u.opt : a[1];
 }
 
+/* ---- ext.Encoders: base64 (conformance environment only) ----------------------------- */
+
+static cel_value f_b64_encode(cel_ctx *c, const cel_value *a, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = (const unsigned char *)a[0].u.s;
+    size_t len = a[0].n, k = 0;
+    char *o = cel_alloc(c, (len + 2) / 3 * 4 + 1);
+    (void)n;
+    if (!o)
+        return cel_error_value(&cel_e_nomem);
+    for (size_t i = 0; i < len; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16 | (i + 1 < len ? (uint32_t)s[i + 1] << 8 : 0) |
+                     (i + 2 < len ? s[i + 2] : 0);
+        o[k++] = tab[v >> 18 & 63];
+        o[k++] = tab[v >> 12 & 63];
+        o[k++] = i + 1 < len ? tab[v >> 6 & 63] : '=';
+        o[k++] = i + 2 < len ? tab[v & 63] : '=';
+    }
+    return cel_str(o, k);
+}
+
+static int b64v(char ch)
+{
+    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+    if (ch == '+') return 62;
+    if (ch == '/') return 63;
+    return -1;
+}
+
+/* Standard alphabet; padding optional, as cel-go accepts both. */
+static cel_value f_b64_decode(cel_ctx *c, const cel_value *a, size_t n)
+{
+    size_t len = a[0].n, k = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    char *o = cel_alloc(c, len + 1);
+    (void)n;
+    if (!o)
+        return cel_error_value(&cel_e_nomem);
+    while (len && a[0].u.s[len - 1] == '=')
+        len--;
+    if (len % 4 == 1 || a[0].n - len > 2)
+        return cel_err(c, "illegal base64 data at input byte %zu", len);
+    for (size_t i = 0; i < len; i++) {
+        int v = b64v(a[0].u.s[i]);
+        if (v < 0)
+            return cel_err(c, "illegal base64 data at input byte %zu", i);
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            o[k++] = (char)(acc >> bits & 0xFF);
+        }
+    }
+    return cel_bytes(o, k);
+}
+
+static const cel_overload enc_ovs[] = {
+    {"base64_encode_bytes", "base64.encode", 0, "string", {"bytes"}, f_b64_encode, NULL, NULL},
+    {"base64_decode_string", "base64.decode", 0, "bytes", {"string"}, f_b64_decode, NULL, NULL},
+};
+
+static int std_only(const cel_env_info *info)
+{
+    return info->kind == CEL_ENV_STD;
+}
+
+const cel_lib cel_lib_encoders = {"ext.encoders", enc_ovs, sizeof enc_ovs / sizeof enc_ovs[0],
+                                  NULL, 0, std_only};
+
 /* ---- the table -------------------------------------------------------------------- */
 
 #define OP(id, name, res, a0, a1) {id, name, 0, res, {a0, a1, NULL, NULL}, NULL, NULL, NULL}
