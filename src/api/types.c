@@ -449,7 +449,7 @@ static const api_field pod_spec_fields[] = {
     FSKIP("overhead"), FSKIP("topologySpreadConstraints"), FSKIP("setHostnameAsFQDN"),
     FSKIP("os"), FSKIP("hostUsers"), FSKIP("schedulingGates"),
     FLIST("resourceClaims", O, dra_pod_spec, resource_claims, n_resource_claims, st_pod_claim),
-    FSKIP("resources"), FSKIP("hostnameOverride"),
+    FSKIP("resources"), FSKIP("hostnameOverride"), FSKIP("workloadRef"),
 };
 STRUCT(api_st_pod_spec, "PodSpec", dra_pod_spec, extra, pod_spec_fields);
 
