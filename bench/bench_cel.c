@@ -4,7 +4,7 @@
  * generated devices as bench/cel-js-bench.mjs: each expression is compiled
  * once, the devices are prepared once, then the expression is evaluated
  * --evals times (default 1,000,000) cycling over the devices; the median
- * ns/eval of --rounds timed runs is printed, with the number of matching
+ * CPU ns/eval of --rounds timed runs is printed, with the number of matching
  * devices (which bench/run-cel-bench.sh checks against the JS engines) and
  * the number of heap allocations made while the timed evaluations ran
  * (must be 0; the exit status is 1 otherwise).
