@@ -197,6 +197,8 @@ static dra_err xl_escape(xl *x, int in_class)
         }
         if (c >= 0x80)
             x->i += u8len((unsigned char)c) - 1;
+        if (x->i > x->len) /* a truncated sequence: stay inside the pattern */
+            x->i = x->len;
         break;
     }
     return xl_fail(x, "invalid escape sequence", x->p + start, x->i - start);
@@ -272,7 +274,7 @@ static long xl_class_char(xl *x, dra_err *e)
         long cp = c < 0x80 ? c : c < 0xE0 ? c & 0x1F : c < 0xF0 ? c & 0x0F : c & 0x07;
         for (size_t k = 1; k < n && i + k < x->len; k++)
             cp = cp << 6 | (x->p[i + k] & 0x3F);
-        x->i += n;
+        x->i = i + n > x->len ? x->len : i + n;
         return cp;
     }
 }
