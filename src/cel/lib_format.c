@@ -294,17 +294,43 @@ static int format_d(fmt *f, cel_value v)
     return fail_type(f, "decimal clause can only be used on integers, was given ", v);
 }
 
+/* Legacy (strings v1-3) %f/%e also take the strings "NaN", "Infinity"
+ * and "-Infinity", and cel-go's legacy %e builds "%<p>e": the precision
+ * lands in the width, so the digits stay at the default 6. */
+static int legacy_special(fmt *f, cel_value *v)
+{
+    static const char *const names[] = {"NaN", "Infinity", "-Infinity"};
+    if (!f->legacy || v->kind != CEL_K_STRING)
+        return 0;
+    for (int i = 0; i < 3; i++)
+        if (v->n == strlen(names[i]) && memcmp(v->u.s, names[i], v->n) == 0) {
+            *v = cel_double(i == 0 ? NAN : i == 1 ? INFINITY : -INFINITY);
+            return 1;
+        }
+    return 0;
+}
+
 static int format_fe(fmt *f, cel_value v, int prec, char conv)
 {
     char stackbuf[128], *p = stackbuf;
-    int need;
+    int need, width = 0;
+    (void)legacy_special(f, &v);
     if (v.kind != CEL_K_DOUBLE)
         return fail_type(f, conv == 'f' ? "fixed-point clause can only be used on doubles, was given "
                                         : "scientific clause can only be used on doubles, was given ",
                          v);
+    if (f->legacy && (isnan(v.u.d) || isinf(v.u.d))) {
+        dra_buf_puts(&f->out, isnan(v.u.d) ? "NaN" : v.u.d > 0 ? "+Inf" : "-Inf");
+        return 0;
+    }
     if (put_special(f, v.u.d))
         return 0;
-    need = snprintf(stackbuf, sizeof stackbuf, conv == 'f' ? "%.*f" : "%.*e", prec, v.u.d);
+    if (f->legacy && conv == 'e') {
+        width = prec;
+        prec = 6;
+    }
+    need = snprintf(stackbuf, sizeof stackbuf, conv == 'f' ? "%*.*f" : "%*.*e", width, prec,
+                    v.u.d);
     if (need < 0)
         return fail(f, "error during formatting", "bad number", NULL);
     if ((size_t)need >= sizeof stackbuf) {
@@ -313,7 +339,7 @@ static int format_fe(fmt *f, cel_value v, int prec, char conv)
             f->err = cel_error_value(&cel_e_nomem);
             return -1;
         }
-        snprintf(p, (size_t)need + 1, conv == 'f' ? "%.*f" : "%.*e", prec, v.u.d);
+        snprintf(p, (size_t)need + 1, conv == 'f' ? "%*.*f" : "%*.*e", width, prec, v.u.d);
     }
     dra_buf_puts(&f->out, p);
     return 0;

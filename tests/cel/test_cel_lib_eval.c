@@ -171,6 +171,9 @@ static const lcase strings_cases[] = {
     {'d', "'%s %s'.format([dyn(['abc', 'd']), dyn([1.5])])", "OK:\"[\\\"abc\\\", \\\"d\\\"] [1.500000]\""},
     {'d', "'%s'.format([{'k': duration('2s')}])", "OK:\"{\\\"k\\\":duration(\\\"2s\\\")}\""},
     {'d', "'%d'.format([double('NaN')])", "ERR:decimal clause can only be used on integers"},
+    {'d', "'%f'.format(['NaN'])", "OK:\"NaN\""},
+    {'d', "'%.3e'.format([1052.032911275])", "OK:\"1.052033e+03\""},
+    {'d', "'%.12e'.format([1.5])", "OK:\"1.500000e+00\""},
 };
 
 static const lcase lists_cases[] = {
