@@ -172,6 +172,114 @@ static dra_err explain_alt(s_state *S, const s_alt *alt, dra_buf *b, int *enough
     return DRA_OK;
 }
 
+/* ---- constraints ------------------------------------------------------------ */
+
+typedef struct vcount {
+    const dra_cel_attr *v;
+    size_t n;
+} vcount;
+
+static int same_value(const dra_cel_attr *x, const dra_cel_attr *y)
+{
+    if (x->kind != y->kind)
+        return 0;
+    if (x->kind == DRA_CEL_ATTR_INT)
+        return x->i == y->i;
+    if (x->kind == DRA_CEL_ATTR_BOOL)
+        return !x->b == !y->b;
+    return strcmp(x->s ? x->s : "", y->s ? y->s : "") == 0;
+}
+
+static void put_value(dra_buf *b, const dra_cel_attr *v)
+{
+    if (v->kind == DRA_CEL_ATTR_INT)
+        dra_buf_printf(b, "%" PRId64, v->i);
+    else if (v->kind == DRA_CEL_ATTR_BOOL)
+        dra_buf_puts(b, v->b ? "true" : "false");
+    else
+        dra_buf_printf(b, "\"%s\"", v->s ? v->s : "");
+}
+
+/* Whether |v| is usable, on its own, for some alternative of a request
+ * the constraint covers; |need| gets the devices those requests need. */
+static int usable_for(s_state *S, uint32_t ci, const s_con *c, a_dev *v, int64_t *need)
+{
+    int any = 0;
+    for (uint32_t i = S->claim_req0[ci]; i < S->claim_req0[ci + 1]; i++) {
+        const s_req *q = &S->reqs[i];
+        int64_t best = INT64_MAX;
+        for (size_t k = 0; k < q->nalts; k++) {
+            const dra_alloc_constraint *dc = c->c;
+            int covered = !dc->nrequests;
+            tally t;
+            reason r;
+            for (size_t x = 0; !covered && x < dc->nrequests; x++)
+                covered = strcmp(dc->requests[x], q->r->name) == 0 ||
+                          strcmp(dc->requests[x], q->alts[k].name) == 0;
+            if (!covered)
+                continue;
+            if (q->alts[k].count < best)
+                best = q->alts[k].count;
+            memset(&t, 0, sizeof t);
+            if (v && !any && classify(S, &q->alts[k], v, &t, &r) == 1 && r == R_USABLE)
+                any = 1;
+        }
+        if (need && best != INT64_MAX)
+            *need += best;
+    }
+    return any;
+}
+
+/* For matchAttribute: how many usable devices share each value; for
+ * distinctAttribute: how many different values there are. */
+static dra_err explain_constraint(s_state *S, uint32_t ci, const s_con *c, dra_buf *b)
+{
+    vcount vc[16];
+    size_t nv = 0, more = 0, without = 0;
+    int64_t need = 0;
+    usable_for(S, ci, c, NULL, &need);
+    for (size_t i = 0; i < S->a->ndevs; i++) {
+        a_dev *v = &S->a->devs[i];
+        const dra_cel_attr *at;
+        size_t k = 0;
+        if (!usable_for(S, ci, c, v, NULL))
+            continue;
+        if (!(at = dra_alloc_attr_lookup(v->s->driver, v->d, c->attr))) {
+            without++;
+            continue;
+        }
+        while (k < nv && !same_value(vc[k].v, at))
+            k++;
+        if (k < nv)
+            vc[k].n++;
+        else if (nv < 16)
+            vc[nv++] = (vcount){at, 1};
+        else
+            more++;
+    }
+    dra_buf_printf(b, "  constraint %s %s (%" PRId64 " device%s together): ",
+                   c->distinct ? "distinctAttribute" : "matchAttribute", c->attr, need,
+                   need == 1 ? "" : "s");
+    if (c->distinct) {
+        dra_buf_printf(b, "%zu%s different value%s among the usable devices", nv,
+                       more ? "+" : "", nv == 1 ? "" : "s");
+    } else {
+        dra_buf_puts(b, nv ? "usable devices per value:" : "no usable device has it");
+        for (size_t k = 0; k < nv; k++) {
+            dra_buf_puts(b, k ? ", " : " ");
+            put_value(b, vc[k].v);
+            dra_buf_printf(b, ": %zu", vc[k].n);
+        }
+        if (more)
+            dra_buf_printf(b, ", %zu more", more);
+    }
+    if (without)
+        dra_buf_printf(b, "; %zu usable device%s lack%s the attribute", without,
+                       without == 1 ? "" : "s", without == 1 ? "s" : "");
+    dra_buf_putc(b, '\n');
+    return b->oom ? DRA_ENOMEM : DRA_OK;
+}
+
 static dra_err explain_claim(s_state *S, uint32_t ci, dra_buf *b, int *all_enough)
 {
     const dra_alloc_claim *cl = S->claims[ci];
@@ -191,12 +299,8 @@ static dra_err explain_claim(s_state *S, uint32_t ci, dra_buf *b, int *all_enoug
         *all_enough &= any;
     }
     for (size_t k = 0; k < cl->nconstraints; k++)
-        dra_buf_printf(b, "  constraint: %s %s\n",
-                       cl->constraints[k].distinct_attribute ? "distinctAttribute"
-                                                             : "matchAttribute",
-                       cl->constraints[k].distinct_attribute
-                           ? cl->constraints[k].distinct_attribute
-                           : cl->constraints[k].match_attribute);
+        if ((err = explain_constraint(S, ci, &S->cons[S->claim_con0[ci] + k], b)) != DRA_OK)
+            return err;
     return DRA_OK;
 }
 

@@ -171,6 +171,109 @@ static void test_failmalloc(void **state)
     }
 }
 
+
+/* A richer run for the failmalloc loop: shared counters, a shared device
+ * with capacity, firstAvailable, a constraint, scheduling, commit, an
+ * explained failure and release. */
+static dra_err run_rich(const dra_mem *mem)
+{
+    inv v;
+    dra_alloc_counter total = {"mem", {0}}, use = {"mem", {0}};
+    dra_alloc_counter_set set = {"cs", &total, 1}, cons = {"cs", &use, 1};
+    dra_alloc_slice ctr;
+    dra_alloc_capacity cap;
+    dra_alloc_devreq subs[2];
+    dra_alloc_request r[2];
+    dra_alloc_claim c;
+    const dra_alloc_claim *cp = &c;
+    const char *reqs[] = {"gpu"};
+    dra_alloc_constraint con = {reqs, 1, "gpu.example.com/root", NULL};
+    dra_alloc_outcome o;
+    dra_allocator *a = mkalloc(mem, 0);
+    dra_err err;
+    if (!a)
+        return DRA_ENOMEM;
+    total.value = dra_quantity_from_int64(3, DRA_QTY_DECIMAL_SI);
+    use.value = dra_quantity_from_int64(1, DRA_QTY_DECIMAL_SI);
+    memset(&cap, 0, sizeof cap);
+    cap.name = "bw";
+    cap.value = dra_quantity_from_int64(10, DRA_QTY_DECIMAL_SI);
+    mkinv(&v, "node-1", "pool-1", 6, 3);
+    v.slice.slice_count = 2;
+    for (int i = 0; i < 6; i++) {
+        v.devs[i].consumes = &cons;
+        v.devs[i].nconsumes = 1;
+    }
+    v.devs[5].allow_multiple_allocations = 1;
+    v.devs[5].caps = &cap;
+    v.devs[5].ncaps = 1;
+    memset(&ctr, 0, sizeof ctr);
+    ctr.name = "counters";
+    ctr.driver = "gpu.example.com";
+    ctr.pool = "pool-1";
+    ctr.slice_count = 2;
+    ctr.node_name = "node-1";
+    ctr.shared_counters = &set;
+    ctr.nshared_counters = 1;
+    memset(subs, 0, sizeof subs);
+    memset(r, 0, sizeof r);
+    memset(&c, 0, sizeof c);
+    subs[0].name = "four";
+    subs[0].class_name = "gpu";
+    subs[0].count = 4;
+    subs[1].name = "two";
+    subs[1].class_name = "gpu";
+    subs[1].count = 2;
+    r[0].name = "gpu";
+    r[0].first_available = subs;
+    r[0].nfirst_available = 2;
+    r[1].name = "shared";
+    r[1].exactly.class_name = "gpu";
+    c.name = "rich";
+    c.requests = r;
+    c.nrequests = 2;
+    c.constraints = &con;
+    c.nconstraints = 1;
+    dra_alloc_outcome_init(&o, mem);
+    if ((err = dra_allocator_add_slice(a, &v.slice, NULL)) != DRA_OK ||
+        (err = dra_allocator_add_slice(a, &ctr, NULL)) != DRA_OK)
+        goto out;
+    if ((err = dra_allocator_schedule(a, &cp, 1, &o, NULL)) != DRA_OK)
+        goto out;
+    if (o.claims[0].nresults != 3 || strcmp(o.claims[0].results[0].request, "gpu/two") != 0) {
+        err = DRA_EINVAL;
+        goto out;
+    }
+    if ((err = dra_allocator_commit(a, &o)) != DRA_OK)
+        goto out;
+    /* The counters are used up now: explained on every node. */
+    err = dra_allocator_schedule(a, &cp, 1, &o, NULL);
+    if (err == DRA_EUNSAT)
+        err = o.explanation && strstr(o.explanation, "shared counters") ? DRA_OK : DRA_EINVAL;
+out:
+    dra_alloc_outcome_fini(&o);
+    dra_allocator_free(a);
+    return err;
+}
+
+static void test_rich_and_failmalloc(void **state)
+{
+    (void)state;
+    assert_int_equal(run_rich(NULL), DRA_OK);
+    for (long n = 0;; n++) {
+        dra_failmem fm;
+        dra_err err;
+        dra_failmem_init(&fm, n);
+        err = run_rich(&fm.mem);
+        assert_int_equal(fm.live, 0);
+        if (!fm.failed) {
+            assert_int_equal(err, DRA_OK);
+            break;
+        }
+        assert_int_equal(err, DRA_ENOMEM);
+    }
+}
+
 static void test_first_available(void **state)
 {
     inv v;
@@ -338,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_simple),
         cmocka_unit_test(test_match_attribute_backtrack),
         cmocka_unit_test(test_failmalloc),
+        cmocka_unit_test(test_rich_and_failmalloc),
         cmocka_unit_test(test_first_available),
         cmocka_unit_test(test_all_mode),
         cmocka_unit_test(test_schedule),
