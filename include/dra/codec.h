@@ -195,8 +195,9 @@ dra_err dra_quantity_to_int64(const dra_quantity *q, int64_t *out);
 /* Quantity.AsApproximateFloat64 (for the inf.Dec form the correctly
  * rounded double of the exact value; may be +-Inf). */
 double dra_quantity_to_double(const dra_quantity *q);
-/* Quantity.Value(): the value rounded up (away from zero) to an integer,
- * saturating at the int64 range like upstream's ScaledValue(0). */
+/* Quantity.Value(): the value rounded up (away from zero) to an integer.
+ * Outside int64 it saturates at INT64_MIN/INT64_MAX (upstream returns
+ * the truncated low bits of a big.Int there). */
 int64_t dra_quantity_value(const dra_quantity *q);
 
 /* ---- semantic versions (semver 2.0.0) -----------------------------------

@@ -33,6 +33,9 @@ static int jp_col(const jp *j, const char *at)
     for (const char *q = j->p; q < at; q++)
         if (((unsigned char)*q & 0xC0) == 0x80)
             cont++;
+    for (const char *q = at; q < j->p; q++) /* |at| behind us: a key */
+        if (((unsigned char)*q & 0xC0) == 0x80)
+            cont--;
     return (int)((size_t)(at - j->line_start) - cont + 1);
 }
 
@@ -544,9 +547,11 @@ typedef struct je {
 
 static void je_nl(je *e, int depth)
 {
-    dra_buf_putc(e->out, '\n');
-    for (int i = 0; i < depth * e->indent; i++)
-        dra_buf_putc(e->out, ' ');
+    static const char sp[] = "\n                                                                ";
+    int n = depth * e->indent;
+    dra_buf_append(e->out, sp, (size_t)(n < 64 ? n : 64) + 1);
+    for (n -= 64; n > 0; n -= 64)
+        dra_buf_append(e->out, sp + 1, (size_t)(n < 64 ? n : 64));
 }
 
 /* encoding/json's escaping: quotes, backslash, control characters, the

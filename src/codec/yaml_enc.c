@@ -34,12 +34,22 @@ static void put(ye *e, const char *s, size_t n)
 
 static void puts_(ye *e, const char *s) { put(e, s, strlen(s)); }
 
+static const char spaces64[] = "                                                                ";
+
+static void pad(ye *e, int n)
+{
+    while (n > 0) {
+        int k = n > 64 ? 64 : n;
+        put(e, spaces64, (size_t)k);
+        n -= k;
+    }
+}
+
 static void line(ye *e, int indent)
 {
     if (e->col > 0)
         put(e, "\n", 1);
-    for (int i = 0; i < indent; i++)
-        put(e, " ", 1);
+    pad(e, indent);
 }
 
 /* ---- libyaml's scalar analysis ---------------------------------------- */
@@ -156,18 +166,25 @@ static int reads_as_string(const char *s, size_t len)
 static void write_plain(ye *e, const char *s, size_t len, int indent, int breaks_ok)
 {
     int spaces = 0;
-    for (size_t i = 0; i < len; i++) {
+    size_t i = 0;
+    while (i < len) {
+        const char *sp;
+        size_t run;
         if (s[i] == ' ') {
-            if (breaks_ok && !spaces && e->col > YE_WIDTH && i + 1 < len && s[i + 1] != ' ') {
+            if (breaks_ok && !spaces && e->col > YE_WIDTH && i + 1 < len && s[i + 1] != ' ')
                 line(e, indent);
-            } else {
+            else
                 put(e, " ", 1);
-            }
             spaces = 1;
-        } else {
-            put(e, s + i, 1);
-            spaces = 0;
+            i++;
+            continue;
         }
+        /* Copy the run up to the next space at once. */
+        sp = memchr(s + i, ' ', len - i);
+        run = sp ? (size_t)(sp - (s + i)) : len - i;
+        put(e, s + i, run);
+        i += run;
+        spaces = 0;
     }
 }
 
@@ -261,8 +278,7 @@ static void write_literal(ye *e, const char *s, size_t len, int indent)
         const char *nl = memchr(s + st, '\n', len - st);
         size_t end = nl ? (size_t)(nl - s) : len;
         if (end > st) {
-            for (int i = 0; i < indent; i++)
-                put(e, " ", 1);
+            pad(e, indent);
             put(e, s + st, end - st);
         }
         put(e, "\n", 1);

@@ -100,6 +100,7 @@ static void test_errors(void **state)
     expect_error("[1 2]", DRA_EPARSE, "1:4: invalid character '2' after array element\n");
     expect_error("{} x", DRA_EPARSE, "1:4: invalid character 'x' after top-level value\n");
     expect_error("{\"a\":1,\"a\":2}", DRA_EPARSE, "1:8: duplicate field \"a\"\n");
+    expect_error("{\"é\":1,\"é\":2}", DRA_EPARSE, "1:8: duplicate field \"é\"\n");
     expect_error("{,}", DRA_EPARSE,
                  "1:2: invalid character ',' looking for beginning of object key string\n");
     expect_error("[1,]", DRA_EPARSE, "1:4: invalid character ']' looking for beginning of value\n");
