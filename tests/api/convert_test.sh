@@ -24,7 +24,8 @@ expect() {
 # Conversion is a fixed point, in both output formats and both orders
 # (all inputs at once: a YAML stream, or a JSON List read back as one).
 all=""
-for f in "$SRC"/examples/*.yaml "$SRC"/tests/data/api/roundtrip/*.yaml; do
+for f in "$SRC"/examples/*.yaml "$SRC"/tests/data/api/roundtrip/*.yaml \
+    "$SRC"/tests/data/api/roundtrip/*.json; do
     all="$all -f $f"
 done
 for o in yaml json; do
@@ -36,7 +37,7 @@ for o in yaml json; do
     done
 done
 expect 0 $RUN "$DRACTL" convert $all --go-order
-[ "$(grep -c '^kind: ' "$T/out")" -ge 28 ] || fail "all inputs: want at least 28 objects"
+[ "$(grep -c '^kind: ' "$T/out")" -ge 29 ] || fail "all inputs: want at least 29 objects"
 
 # The seed stream: four YAML documents, kubectl's sorted key order.
 expect 0 $RUN "$DRACTL" convert -f "$SRC/examples/seed.yaml"
