@@ -272,9 +272,15 @@ static const char *uri_error(const char *s, size_t n)
     }
     if (i == 0 && s[0] != '/')
         return "invalid URI for request";
-    for (size_t k = i; k < n; k++)
-        if (s[k] == '%' && (k + 2 >= n || !hex(s[k + 1]) || !hex(s[k + 2])))
-            return "invalid URL escape";
+    {
+        /* Only the path is unescaped (and so checked); a request URI keeps
+         * '#' in the path or query, and the query is not validated. */
+        const char *qm = memchr(s + i, '?', n - i);
+        size_t pend = qm ? (size_t)(qm - s) : n;
+        for (size_t k = i; k < pend; k++)
+            if (s[k] == '%' && (k + 2 >= pend || !hex(s[k + 1]) || !hex(s[k + 2])))
+                return "invalid URL escape";
+    }
     if (i > 0 && i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
         const char *host = s + i + 2, *end = host, *colon = NULL;
         while (end < s + n && *end != '/' && *end != '?' && *end != '#')
@@ -615,87 +621,82 @@ static long query_unescape(const char *s, size_t n, char *out)
     return (long)o;
 }
 
-/* Go's url.ParseQuery, keeping what parses: pairs split at '&'; a pair
- * with ';' or a bad escape is dropped; values keep their order. Keys are
- * unescaped in place in |buf| (never longer than their source, and pairs
- * do not overlap), counted in a first pass and filled in a second. */
+/* One "key=value" pair of a query, unescaped in place into |buf| at the
+ * pair's own offset (an unescaped text is never longer than its source and
+ * pairs do not overlap, so earlier results stay intact). Advances *pos;
+ * returns 0 at the end, -1 for a pair Go's ParseQuery drops (';', a bad
+ * escape, an empty key), 1 for a pair. */
+static int next_pair(const char *q, size_t qn, size_t *pos, char *buf,
+                     const char **k, long *kl, const char **v, long *vl)
+{
+    const char *pair = q + *pos, *eq, *amp;
+    size_t pn;
+    if (*pos > qn)
+        return 0;
+    amp = memchr(pair, '&', qn - *pos);
+    pn = amp ? (size_t)(amp - pair) : qn - *pos;
+    *pos += pn + 1;
+    if (pn == 0 || memchr(pair, ';', pn))
+        return -1;
+    eq = memchr(pair, '=', pn);
+    *k = buf + (pair - q);
+    *kl = query_unescape(pair, eq ? (size_t)(eq - pair) : pn, buf + (pair - q));
+    *v = eq ? buf + (eq + 1 - q) : "";
+    *vl = eq ? query_unescape(eq + 1, pn - (size_t)(eq + 1 - pair), buf + (eq + 1 - q)) : 0;
+    return *kl <= 0 || *vl < 0 ? -1 : 1;
+}
+
+/* Go's url.ParseQuery, keeping what parses; values keep their order. The
+ * distinct keys are collected first, then each key's list is filled. */
 static cel_value f_query(cel_ctx *ctx, const cel_value *a, size_t n)
 {
     const url_parts *u = URLV(a[0]);
-    const char *q = u->src + u->query_at;
-    size_t qn = u->has_query ? u->query_len : 0, npairs = 0, nkeys = 0;
+    const char *q = u->src + u->query_at, *k, *v;
+    size_t qn = u->has_query ? u->query_len : 0, npairs = 1, nkeys = 0, pos = 0;
+    long kl, vl;
     cel_value *keys, m;
     size_t *counts;
     cel_map_entry *ents;
     char *buf;
+    int r;
     (void)n;
-    for (size_t i = 0; i <= qn; i++)
-        npairs += i == qn || q[i] == '&';
+    for (size_t i = 0; i < qn; i++)
+        npairs += q[i] == '&';
     keys = cel_alloc(ctx, npairs * sizeof *keys);
     counts = cel_alloc(ctx, npairs * sizeof *counts);
     buf = cel_alloc(ctx, qn + 1);
     if (!keys || !counts || !buf)
         return cel_error_value(&cel_e_nomem);
-    for (size_t st = 0, i = 0; i <= qn; i++) {
-        const char *pair = q + st, *eq;
-        size_t pn = i - st;
-        long kl, vl;
-        char *kb;
-        if (i < qn && q[i] != '&')
+    while ((r = next_pair(q, qn, &pos, buf, &k, &kl, &v, &vl)) != 0) {
+        size_t j = 0;
+        if (r < 0)
             continue;
-        st = i + 1;
-        if (pn == 0 || memchr(pair, ';', pn))
-            continue;
-        eq = memchr(pair, '=', pn);
-        kb = buf + (pair - q);
-        kl = query_unescape(pair, eq ? (size_t)(eq - pair) : pn, kb);
-        vl = eq ? query_unescape(eq + 1, pn - (size_t)(eq + 1 - pair), buf + (eq + 1 - q))
-                : 0;
-        if (kl <= 0 || vl < 0)
-            continue;
-        {
-            size_t k = 0;
-            while (k < nkeys && !(keys[k].n == (uint32_t)kl &&
-                                  memcmp(keys[k].u.s, kb, (size_t)kl) == 0))
-                k++;
-            if (k == nkeys) {
-                keys[nkeys] = cel_str(kb, (size_t)kl);
-                counts[nkeys++] = 0;
-            }
-            counts[k]++;
+        while (j < nkeys && !(keys[j].n == (uint32_t)kl && memcmp(keys[j].u.s, k, (size_t)kl) == 0))
+            j++;
+        if (j == nkeys) {
+            keys[nkeys] = cel_str(k, (size_t)kl);
+            counts[nkeys++] = 0;
         }
+        counts[j]++;
     }
     m = cel_map_new(ctx, nkeys, &ents);
     if (m.kind != CEL_K_MAP)
         return m;
-    /* Second pass: fill each key's list in order. */
-    for (size_t k = 0; k < nkeys; k++) {
+    for (size_t j = 0; j < nkeys; j++) {
         cel_value lv, *items;
         size_t filled = 0;
-        lv = cel_list_new(ctx, counts[k], &items);
+        lv = cel_list_new(ctx, counts[j], &items);
         if (lv.kind != CEL_K_LIST)
             return lv;
-        for (size_t st = 0, i = 0; i <= qn && filled < counts[k]; i++) {
-            const char *pair = q + st, *eq;
-            size_t pn = i - st;
-            long kl, vl;
-            if (i < qn && q[i] != '&')
+        pos = 0;
+        while (filled < counts[j] && (r = next_pair(q, qn, &pos, buf, &k, &kl, &v, &vl)) != 0) {
+            if (r < 0 || keys[j].n != (uint32_t)kl || memcmp(keys[j].u.s, k, (size_t)kl) != 0)
                 continue;
-            st = i + 1;
-            if (pn == 0 || memchr(pair, ';', pn))
-                continue;
-            eq = memchr(pair, '=', pn);
-            kl = query_unescape(pair, eq ? (size_t)(eq - pair) : pn, buf + (pair - q));
-            vl = eq ? query_unescape(eq + 1, pn - (size_t)(eq + 1 - pair),
-                                     buf + (eq + 1 - q)) : 0;
-            if (kl <= 0 || vl < 0 || (uint32_t)kl != keys[k].n ||
-                memcmp(buf + (pair - q), keys[k].u.s, (size_t)kl) != 0)
-                continue;
-            items[filled++] = cel_str_new(ctx, eq ? buf + (eq + 1 - q) : "", (size_t)vl);
-            if (items[filled - 1].kind == CEL_K_ERROR)
+            items[filled] = cel_str_new(ctx, v, (size_t)vl);
+            if (items[filled++].kind == CEL_K_ERROR)
                 return items[filled - 1];
         }
-        cel_map_entry_set(&ents[k], cel_str_new(ctx, keys[k].u.s, keys[k].n), lv);
+        cel_map_entry_set(&ents[j], cel_str_new(ctx, keys[j].u.s, keys[j].n), lv);
     }
     return m;
 }
