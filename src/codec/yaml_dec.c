@@ -517,6 +517,31 @@ static int yp_stream(yp *y, ydocs *docs)
     }
 }
 
+/* A stream that is one JSON document is decoded by the JSON parser: the
+ * result is the same tree (JSON is YAML, and the typing agrees), it is
+ * several times faster, and it accepts \uD83D\uDE00 surrogate pairs that
+ * libyaml refuses. Anything else, errors included, goes through libyaml
+ * so that messages speak YAML. */
+static dra_err json_shortcut(dra_arena *a, const char *text, size_t len,
+                             dra_doc ***docs_out, size_t *n_out)
+{
+    size_t i = 0;
+    dra_doc *doc;
+    dra_doc **v;
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
+        i++;
+    if (i == len || (text[i] != '{' && text[i] != '['))
+        return DRA_EINVAL;
+    if (dra_doc_parse_json(a, text, len, &doc, NULL) != DRA_OK)
+        return DRA_EINVAL;
+    if (!(v = dra_arena_array(a, 1, sizeof *v)))
+        return DRA_ENOMEM;
+    v[0] = doc;
+    *docs_out = v;
+    *n_out = 1;
+    return DRA_OK;
+}
+
 dra_err dra_doc_parse_yaml(dra_arena *a, const char *text, size_t len,
                            dra_doc ***docs_out, size_t *n_out, dra_diag *d)
 {
@@ -529,6 +554,8 @@ dra_err dra_doc_parse_yaml(dra_arena *a, const char *text, size_t len,
                      len, (unsigned)DRA_DOC_MAX_BYTES);
         return DRA_ELIMIT;
     }
+    if (json_shortcut(a, text, len, docs_out, n_out) == DRA_OK)
+        return DRA_OK;
     memset(&y, 0, sizeof y);
     y.a = a;
     y.d = d;

@@ -99,6 +99,7 @@ static void test_stream(void **state)
 {
     ydoc y;
     dra_buf b;
+    const dra_doc *d0;
     (void)state;
     yparse(&y, "---\n# nothing\n---\na: 1\n---\n---\n- x\n- p: [1, {z: 2}]\n...\n---\n"
                "{\"json\": [true, null]}\n---\nnull\n");
@@ -114,6 +115,13 @@ static void test_stream(void **state)
     assert_int_equal(y.docs[1]->u.list.items[1]->col, 3);
     dra_buf_fini(&b);
     yfree(&y);
+    /* a JSON document takes the JSON parser: surrogate pairs work */
+    d0 = yone(&y, " {\"s\": \"\\ud83d\\ude00\", \"n\": [1, 2.5]}\n");
+    assert_string_equal(dra_doc_get(d0, "s")->u.str.s, "\xf0\x9f\x98\x80");
+    assert_int_equal(dra_doc_get(d0, "s")->line, 1);
+    yfree(&y);
+    expect_error("{\"a\": 1, \"a\": 2}", DRA_EPARSE,
+                 "1:10: mapping key \"a\" already defined at line 1\n");
     yparse(&y, "");
     assert_int_equal(y.err, DRA_OK);
     assert_int_equal(y.n, 0);
