@@ -80,7 +80,7 @@ static est est_call(const dra_cel_env *env, const cel_ast *e)
     if (n == 2 && (is(e, "_==_") || is(e, "_!=_") || is(e, "_<_") || is(e, "_<=_") ||
                    is(e, "_>_") || is(e, "_>=_"))) {
         uint64_t m = a[0].size < a[1].size ? a[0].size : a[1].size;
-        r.cost = sat_add(r.cost, tenth(m) ? tenth(m) : 1);
+        r.cost = sat_add(r.cost, tenth(m)); /* 0 against an empty string */
         r.size = 1;
         return r;
     }
@@ -96,9 +96,9 @@ static est est_call(const dra_cel_env *env, const cel_ast *e)
         return r;
     }
     if (n == 2 && is(e, "@in")) {
-        r.cost = sat_add(r.cost, e->args[1]->type && e->args[1]->type->kind == CEL_T_LIST
-                                     ? a[1].size
-                                     : 1);
+        /* A list (or a dyn that may be one) is searched linearly. */
+        const cel_type *ct = e->args[1]->type;
+        r.cost = sat_add(r.cost, ct && ct->kind == CEL_T_MAP ? 1 : a[1].size);
         return r;
     }
     if (n == 2 && (is(e, "startsWith") || is(e, "endsWith"))) {
@@ -115,6 +115,28 @@ static est est_call(const dra_cel_env *env, const cel_ast *e)
     }
     if (is(e, "_[_]") || is(e, "_[?_]") || is(e, "_?._")) {
         r.cost = sat_add(r.cost, 1);
+        return r;
+    }
+    if (n >= 1) {
+        /* Kubernetes' library/cost.go estimates for the string and list
+         * helpers: a traversal of the receiver, 0.1 or 0.2 per element. */
+        static const struct { const char *name; int tenths; } trav[] = {
+            {"lowerAscii", 1}, {"upperAscii", 1}, {"substring", 1}, {"trim", 1},
+            {"replace", 2}, {"split", 2}, {"isSorted", 10}, {"sum", 10}, {"min", 10},
+            {"max", 10}, {"indexOf", 10}, {"lastIndexOf", 10}};
+        for (size_t i = 0; e->target && i < sizeof trav / sizeof trav[0]; i++)
+            if (is(e, trav[i].name)) {
+                uint64_t c = sat_mul(a[0].size, (uint64_t)trav[i].tenths);
+                r.cost = sat_add(r.cost, c / 10 + (c % 10 != 0));
+                return r;
+            }
+    }
+    if (e->ncands >= 1 && e->cands[0]->est) {
+        /* A library's own estimate from the argument size bounds. */
+        uint64_t sizes[CEL_MAX_ARGS + 1];
+        for (size_t i = 0; i < n; i++)
+            sizes[i] = a[i].size;
+        r.cost = sat_add(r.cost, e->cands[0]->est(sizes, n));
         return r;
     }
     r.cost = sat_add(r.cost, 1);

@@ -67,20 +67,28 @@ static const cel_type *parse_type(dra_cel_env *env, const char **s)
         if (*p != ')')
             return NULL;
         *s = p + 1;
+        t = NULL;
         if (n == 4 && !memcmp(start, "list", 4) && !a1)
-            return cel_type_list_of(&env->arena, a0);
-        if (n == 3 && !memcmp(start, "map", 3) && a1)
-            return cel_type_map_of(&env->arena, a0, a1);
-        if (n == 13 && !memcmp(start, "optional_type", 13) && !a1)
-            return cel_type_wrap(&env->arena, CEL_T_OPTIONAL, "optional_type", a0);
-        if (n == 4 && !memcmp(start, "type", 4) && !a1)
-            return cel_type_wrap(&env->arena, CEL_T_TYPE, "type", a0);
-        return NULL;
+            t = cel_type_list_of(&env->arena, a0);
+        else if (n == 3 && !memcmp(start, "map", 3) && a1)
+            t = cel_type_map_of(&env->arena, a0, a1);
+        else if (n == 13 && !memcmp(start, "optional_type", 13) && !a1)
+            t = cel_type_wrap(&env->arena, CEL_T_OPTIONAL, "optional_type", a0);
+        else if (n == 4 && !memcmp(start, "type", 4) && !a1)
+            t = cel_type_wrap(&env->arena, CEL_T_TYPE, "type", a0);
+        else
+            return NULL;
+        if (!t)
+            env->oom = 1;
+        return t;
     }
     *s = p;
     if (n == 1 && start[0] >= 'A' && start[0] <= 'Z') {
         char *nm = dra_arena_strndup(&env->arena, start, 1);
-        return nm ? cel_type_wrap(&env->arena, CEL_T_PARAM, nm, NULL) : NULL;
+        t = nm ? cel_type_wrap(&env->arena, CEL_T_PARAM, nm, NULL) : NULL;
+        if (!t)
+            env->oom = 1;
+        return t;
     }
     if (n == 9 && !memcmp(start, "timestamp", 9))
         return &cel_t_timestamp;
@@ -88,10 +96,13 @@ static const cel_type *parse_type(dra_cel_env *env, const char **s)
         return &cel_t_duration;
     if (n == 19 && !memcmp(start, "google.protobuf.Any", 19))
         return &cel_t_any;
-    if (n == 4 && !memcmp(start, "list", 4))
-        return cel_type_list_of(&env->arena, &cel_t_dyn);
-    if (n == 3 && !memcmp(start, "map", 3))
-        return cel_type_map_of(&env->arena, &cel_t_dyn, &cel_t_dyn);
+    if ((n == 4 && !memcmp(start, "list", 4)) || (n == 3 && !memcmp(start, "map", 3))) {
+        t = n == 4 ? cel_type_list_of(&env->arena, &cel_t_dyn)
+                   : cel_type_map_of(&env->arena, &cel_t_dyn, &cel_t_dyn);
+        if (!t)
+            env->oom = 1;
+        return t;
+    }
     t = cel_env_find_type(env, start, n);
     return t;
 }
@@ -100,9 +111,7 @@ const cel_type *cel_env_parse_type(dra_cel_env *env, const char *s)
 {
     const char *p = s;
     const cel_type *t;
-    t = parse_type(env, &p);
-    if (!t && !dra_arena_alloc(&env->arena, 1))
-        env->oom = 1; /* tell a malformed type from a failed allocation */
+    t = parse_type(env, &p); /* sets env->oom when an allocation failed */
     if (!t || *skip_ws(p))
         return NULL;
     return t;

@@ -19,7 +19,6 @@ static const uint8_t op_cost[CEL_OP__COUNT] = {
 
 static const cel_error e_cost = {"actual cost limit exceeded"};
 static const cel_error e_memlimit = {"memory limit exceeded"};
-static const cel_error e_bad_range = {"expression cannot be range of a comprehension"};
 static const cel_error e_opt_elem = {"cannot initialize optional entry from non-optional value"};
 
 /* ---- allocation helpers for built-ins ------------------------------------- */
@@ -788,15 +787,35 @@ static dra_err reserve(cel_ctx *c, const dra_cel_program *p)
     return DRA_OK;
 }
 
+/* cel-go's Go type names, as its runtime errors print them. */
+static const char *go_type_name(cel_value v)
+{
+    switch (v.kind) {
+    case CEL_K_NULL: return "types.Null";
+    case CEL_K_BOOL: return "types.Bool";
+    case CEL_K_INT: return "types.Int";
+    case CEL_K_UINT: return "types.Uint";
+    case CEL_K_DOUBLE: return "types.Double";
+    case CEL_K_STRING: return "types.String";
+    case CEL_K_BYTES: return "types.Bytes";
+    case CEL_K_TYPE: return "*types.Type";
+    case CEL_K_DURATION: return "types.Duration";
+    case CEL_K_TIMESTAMP: return "types.Timestamp";
+    case CEL_K_OPTIONAL: return "*types.Optional";
+    case CEL_K_QUANTITY: return "cel.Quantity";
+    case CEL_K_SEMVER: return "cel.Semver";
+    default: return cel_kind_name((cel_kind)v.kind);
+    }
+}
+
 static cel_value iter_init(cel_ctx *c, cel_value r, cel_value *loc)
 {
     if (r.kind == CEL_K_ERROR)
         return r;
     if (r.kind != CEL_K_LIST && r.kind != CEL_K_MAP)
-        return cel_error_value(&e_bad_range);
+        return cel_err(c, "got '%s', expected iterable type", go_type_name(r));
     loc[0] = r;
     loc[1] = cel_int(0);
-    (void)c;
     return cel_null();
 }
 
