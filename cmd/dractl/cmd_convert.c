@@ -4,8 +4,11 @@
  * kept, keys in kubectl's order (sorted) or, with --go-order, in the
  * apiserver's Go struct order. Several objects print as a YAML stream, or
  * for -o json as a v1 List like `kubectl get -o json`. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "dra/api.h"
 #include "dra/codec.h"
@@ -26,8 +29,9 @@ static void convert_usage(FILE *f)
     fputs("usage: dractl convert -f FILE... [-o yaml|json] [--go-order] [--strict]\n"
           "\n"
           "Decodes resource.k8s.io/v1 and core/v1 objects and prints them\n"
-          "normalised. FILE may be - for stdin; -f may be repeated and each\n"
-          "file may hold several documents or a List.\n"
+          "normalised. FILE may be - for stdin or a directory (its .json, .yaml\n"
+          "and .yml files, in name order); -f may be repeated and each file may\n"
+          "hold several documents or a List.\n"
           "\n"
           "  -f, --filename FILE  input file (repeatable)\n"
           "  -o, --output FORMAT  yaml (default) or json; several objects\n"
@@ -104,41 +108,36 @@ static void print_diag(dractl_ctx *ctx, const char *file, const dra_diag *d, con
         fprintf(ctx->err, "%s: %s: %zu more errors\n", ctx->progname, file, d->dropped);
 }
 
-/* Decodes every file into |objs| (grown with realloc). Returns an exit
- * status; DRACTL_OK when every object decoded. */
-static int load(dractl_ctx *ctx, const convert_opts *o, dra_arena *a, dra_object ***objs,
-                size_t *nobjs)
+/* Decodes one file into |objs| (grown with realloc). Returns an exit
+ * status; DRACTL_OK when every object in it decoded. */
+static int load_file(dractl_ctx *ctx, const convert_opts *o, const char *path, dra_arena *a,
+                     dra_object ***objs, size_t *nobjs)
 {
-    int rc = DRACTL_OK;
-    for (size_t f = 0; f < o->nfiles; f++) {
-        const char *name = strcmp(o->files[f], "-") ? o->files[f] : "<stdin>";
-        size_t len, n = 0;
-        dra_object **got = NULL, **grown;
-        dra_diag d;
-        dra_err e;
-        char *text = dractl_read_file(ctx, o->files[f], &len);
-        if (!text)
-            return DRACTL_USAGE;
-        dra_diag_init(&d, NULL);
-        e = dra_api_decode_stream(a, text, len, &got, &n, &d);
-        free(text);
-        print_diag(ctx, name, &d, "");
-        /* Like kube-apiserver's field validation: Warn by default,
-         * Strict on request. */
-        dra_diag_clear(&d);
-        for (size_t i = 0; i < n; i++)
-            if (dra_api_unknown_fields(got[i], &d) && o->strict && e == DRA_OK)
-                e = DRA_EINVALID;
-        print_diag(ctx, name, &d, o->strict ? "" : "warning: ");
-        dra_diag_fini(&d);
-        if (e == DRA_ENOMEM) {
-            dractl_errorf(ctx, "%s: out of memory", name);
-            return DRACTL_USAGE;
-        }
-        if (e != DRA_OK)
-            rc = DRACTL_FAIL;
-        if (!n)
-            continue;
+    const char *name = strcmp(path, "-") ? path : "<stdin>";
+    size_t len, n = 0;
+    dra_object **got = NULL, **grown;
+    dra_diag d;
+    dra_err e;
+    char *text = dractl_read_file(ctx, path, &len);
+    if (!text)
+        return DRACTL_USAGE;
+    dra_diag_init(&d, NULL);
+    e = dra_api_decode_stream(a, text, len, &got, &n, &d);
+    free(text);
+    print_diag(ctx, name, &d, "");
+    /* Like kube-apiserver's field validation: Warn by default, Strict on
+     * request. */
+    dra_diag_clear(&d);
+    for (size_t i = 0; i < n; i++)
+        if (dra_api_unknown_fields(got[i], &d) && o->strict && e == DRA_OK)
+            e = DRA_EINVALID;
+    print_diag(ctx, name, &d, o->strict ? "" : "warning: ");
+    dra_diag_fini(&d);
+    if (e == DRA_ENOMEM) {
+        dractl_errorf(ctx, "%s: out of memory", name);
+        return DRACTL_USAGE;
+    }
+    if (n) {
         if (!(grown = realloc(*objs, (*nobjs + n) * sizeof *grown))) {
             dractl_errorf(ctx, "out of memory");
             return DRACTL_USAGE;
@@ -146,6 +145,64 @@ static int load(dractl_ctx *ctx, const convert_opts *o, dra_arena *a, dra_object
         *objs = grown;
         memcpy(*objs + *nobjs, got, n * sizeof *got);
         *nobjs += n;
+    }
+    return e == DRA_OK ? DRACTL_OK : DRACTL_FAIL;
+}
+
+/* kubectl's -f DIR: the directory's .json, .yaml and .yml files. */
+static int manifest_name(const struct dirent *de)
+{
+    const char *dot = strrchr(de->d_name, '.');
+    return de->d_name[0] != '.' && dot &&
+           (!strcmp(dot, ".json") || !strcmp(dot, ".yaml") || !strcmp(dot, ".yml"));
+}
+
+static int load_dir(dractl_ctx *ctx, const convert_opts *o, const char *dir, dra_arena *a,
+                    dra_object ***objs, size_t *nobjs)
+{
+    struct dirent **ents;
+    int n = scandir(dir, &ents, manifest_name, alphasort), rc = DRACTL_OK;
+    if (n < 0) {
+        dractl_errorf(ctx, "%s: %s", dir, strerror(errno));
+        return DRACTL_USAGE;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(dir) + strlen(ents[i]->d_name) + 2;
+        char *path = malloc(len);
+        int r = DRACTL_USAGE;
+        if (path) {
+            snprintf(path, len, "%s/%s", dir, ents[i]->d_name);
+            r = load_file(ctx, o, path, a, objs, nobjs);
+        } else {
+            dractl_errorf(ctx, "out of memory");
+        }
+        free(path);
+        if (r > rc)
+            rc = r;
+    }
+    for (int i = 0; i < n; i++)
+        free(ents[i]);
+    free(ents);
+    return rc;
+}
+
+/* Decodes every input. The worst status wins: 2 (usage/I/O) over 1 (an
+ * invalid object) over 0. */
+static int load(dractl_ctx *ctx, const convert_opts *o, dra_arena *a, dra_object ***objs,
+                size_t *nobjs)
+{
+    int rc = DRACTL_OK;
+    for (size_t f = 0; f < o->nfiles; f++) {
+        struct stat st;
+        int r;
+        if (strcmp(o->files[f], "-") && stat(o->files[f], &st) == 0 && S_ISDIR(st.st_mode))
+            r = load_dir(ctx, o, o->files[f], a, objs, nobjs);
+        else
+            r = load_file(ctx, o, o->files[f], a, objs, nobjs);
+        if (r > rc)
+            rc = r;
+        if (rc == DRACTL_USAGE)
+            break;
     }
     return rc;
 }

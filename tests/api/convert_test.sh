@@ -66,6 +66,12 @@ $RUN "$DRACTL" convert -o json -f "$SRC/examples/seed.yaml" >"$T/list.json" || f
 expect 0 $RUN "$DRACTL" convert -f - <"$T/list.json"
 [ "$(grep -c '^apiVersion:' "$T/out")" -eq 4 ] || fail "stdin List: want 4 objects"
 
+# A directory: its manifests in name order.
+expect 0 $RUN "$DRACTL" convert -f "$SRC/examples"
+[ "$(grep -c '^apiVersion:' "$T/out")" -eq 8 ] || fail "dir: want 8 objects"
+head -1 "$T/out" | grep -q '^apiVersion: resource.k8s.io/v1$' || fail "dir: first object"
+sed -n '2p' "$T/out" | grep -q '^kind: DeviceClass$' || fail "dir: name order"
+
 # Bad objects: exit 1, each error with file, line:col and field path.
 printf 'apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nspec:\n  driver: 5\n  pool: {generation: x}\n' >"$T/bad.yaml"
 expect 1 $RUN "$DRACTL" convert -f "$T/bad.yaml"
