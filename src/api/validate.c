@@ -172,6 +172,45 @@ void v_pod_spec(vctx *v, const dra_object_meta *meta, const dra_pod_spec *s)
     vset_fini(&names);
 }
 
+/* status.resourceClaimStatuses, written by the claim controller: each
+ * names one of the pod's claims, once, and a generated claim name must be
+ * a valid claim name. */
+static void v_pod_claim_statuses(vctx *v, const dra_pod *pod)
+{
+    vset claims, seen;
+    vset_init(&claims, v);
+    vset_init(&seen, v);
+    for (size_t i = 0; i < pod->spec.n_resource_claims; i++) {
+        const char *n = pod->spec.resource_claims[i].name;
+        vset_seen(v, &claims, n ? n : "");
+    }
+    v_field(v, "status");
+    v_field(v, "resourceClaimStatuses");
+    for (size_t i = 0; i < pod->status.n_resource_claim_statuses; i++) {
+        const dra_pod_claim_status *st = &pod->status.resource_claim_statuses[i];
+        const char *name = st->name ? st->name : "";
+        v_index(v, i);
+        v_field(v, "name");
+        if (!vset_has(&claims, name))
+            v_invalid_str(v, name, "must match the name of an entry in "
+                                   "`spec.resourceClaims`");
+        if (vset_seen(v, &seen, name))
+            v_duplicate_str(v, name);
+        if (st->resource_claim_name) {
+            vmsgs m = {0};
+            chk_dns_subdomain(st->resource_claim_name, &m);
+            for (size_t k = 0; k < m.n; k++)
+                v_invalid_json_str(v, st->resource_claim_name, m.m[k]);
+        }
+        v_pop(v);
+        v_pop(v);
+    }
+    v_pop(v);
+    v_pop(v);
+    vset_fini(&claims);
+    vset_fini(&seen);
+}
+
 /* ---- deep comparison through the encoder ------------------------------- */
 
 /* Compares member |field| (then |sub|, when not NULL) of the encoded
@@ -256,6 +295,8 @@ static void v_create(vctx *v, const dra_object *o)
         break;
     case DRA_KIND_POD:
         v_pod_spec(v, &o->meta, &o->u.pod.spec);
+        /* Status is dropped on create; checked so saved pods can be. */
+        v_pod_claim_statuses(v, &o->u.pod);
         break;
     default:
         break;
@@ -297,6 +338,8 @@ static void v_update(vctx *v, const dra_object *o, const dra_object *old)
 static void v_status_update(vctx *v, const dra_object *o, const dra_object *old)
 {
     v_update_meta(v, o, old);
+    if (o->kind == DRA_KIND_POD)
+        v_pod_claim_statuses(v, &o->u.pod);
     if (o->kind != DRA_KIND_RESOURCE_CLAIM)
         return;
     v_claim_status(v, &o->u.claim.spec, &o->u.claim.status, &old->u.claim.status,
