@@ -22,6 +22,10 @@ typedef struct compiler {
     int insert_slot;
     int no_fold;
     dra_cel_vm *fold_vm; /* evaluates constant subexpressions */
+    int validate;        /* DRA: reject bad constant regex/duration/timestamp */
+    dra_diag *d;
+    const char *src;
+    size_t len;
     dra_err rc;
 } compiler;
 
@@ -611,16 +615,19 @@ static int all_const(const cel_ast *e)
     return 1;
 }
 
-/* Evaluates the constant subtree |e| and turns it into a constant. */
-static void fold_node(compiler *c, cel_ast *e)
+/* Evaluates the constant subtree |e| and turns it into a constant.
+ * Returns 0 when it folded, 1 when it evaluates to an error, -1 when it
+ * could not be evaluated here. */
+static int fold_node(compiler *c, cel_ast *e)
 {
+    int status = -1;
     compiler sub;
     dra_cel_program tmp;
     cel_value r, copy;
     dra_err rc;
     if (!c->fold_vm && dra_cel_vm_new(c->p->mem, &c->fold_vm)) {
         c->rc = DRA_ENOMEM;
-        return;
+        return -1;
     }
     memset(&sub, 0, sizeof sub);
     memset(&tmp, 0, sizeof tmp);
@@ -647,11 +654,14 @@ static void fold_node(compiler *c, cel_ast *e)
             for (size_t i = 0; i < sub.nconsts; i++)
                 tmp.hashes[i] = cel_value_hash(sub.consts[i]);
             r = cel_vm_run(&c->fold_vm->c, &tmp, NULL, &rc);
+            if (!rc && r.kind == CEL_K_ERROR)
+                status = 1;
             if (!rc && r.kind != CEL_K_ERROR && deep_copy(&c->p->arena, r, &copy)) {
                 e->kind = AST_CONST;
                 e->cval = copy;
                 e->target = NULL;
                 e->nargs = 0;
+                status = 0;
             }
         }
     } else if (sub.rc == DRA_ENOMEM) {
@@ -661,6 +671,44 @@ static void fold_node(compiler *c, cel_ast *e)
     dra_free(c->p->mem, sub.consts);
     dra_free(c->p->mem, sub.calls);
     dra_arena_fini(&tmp.arena);
+    return status;
+}
+
+static void literal_error(compiler *c, const cel_ast *e, const char *fn)
+{
+    cel_report(c->d, c->src, c->len, e->off, "invalid %s argument", fn);
+    if (!c->rc)
+        c->rc = DRA_ETYPE;
+}
+
+/* Kubernetes validates constant arguments at compile time: a regex that
+ * does not compile, a duration or timestamp that does not parse. */
+static void validate_call(compiler *c, cel_ast *e, int folded)
+{
+    const cel_ast *pat;
+    if (is_name(e, "duration") || is_name(e, "timestamp")) {
+        if (folded == 1 && e->nargs == 1 && e->args[0]->cval.kind == CEL_K_STRING)
+            literal_error(c, e, is_name(e, "duration") ? "duration" : "timestamp");
+        return;
+    }
+    if (!(is_name(e, "matches") || is_name(e, "find") || is_name(e, "findAll")) ||
+        e->nargs < 1)
+        return;
+    pat = e->target ? e->args[0] : (e->nargs >= 2 ? e->args[1] : NULL);
+    if (pat && pat->kind == AST_CONST && pat->cval.kind == CEL_K_STRING) {
+        dra_buf why;
+        dra_err rc;
+        cel_regex *re;
+        dra_buf_init(&why, c->p->mem);
+        re = cel_regex_compile(c->p->mem, pat->cval.u.s, pat->cval.n, &why, &rc);
+        dra_buf_fini(&why);
+        if (re)
+            cel_regex_free(c->p->mem, re);
+        else if (rc == DRA_ENOMEM)
+            c->rc = DRA_ENOMEM;
+        else
+            literal_error(c, pat, "matches");
+    }
 }
 
 static int no_fold_call(const cel_ast *e)
@@ -689,8 +737,13 @@ static void fold(compiler *c, cel_ast *e)
                 continue;
             fold(c, e->args[i]);
         }
-        if (all_const(e) && !no_fold_call(e) && (e->nargs || e->target))
-            fold_node(c, e);
+        {
+            int folded = -1;
+            if (all_const(e) && !no_fold_call(e) && (e->nargs || e->target))
+                folded = fold_node(c, e);
+            if (c->validate && e->kind == AST_CALL)
+                validate_call(c, e, folded);
+        }
         return;
     case AST_LIST:
     case AST_MAP:
@@ -744,13 +797,14 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
                         dra_diag *d, const char *src, size_t len)
 {
     compiler c;
-    (void)d;
-    (void)src;
-    (void)len;
     memset(&c, 0, sizeof c);
     c.env = env;
     c.p = p;
     c.append_slot = c.insert_slot = -1;
+    c.validate = p->env_kind == CEL_ENV_DRA;
+    c.d = d;
+    c.src = src;
+    c.len = len;
     fold(&c, root);
     dra_cel_vm_free(c.fold_vm);
     c.fold_vm = NULL;

@@ -161,6 +161,13 @@ static void test_compile_errors(void **state)
     expect_err(f, "device.driver == 1", DRA_ETYPE, "found no matching overload for '_==_'");
     expect_err(f, "device.attributes['gpu.nvidia.com'].productName", DRA_ETYPE,
                "could not be converted to bool");
+    /* Constant arguments are validated at compile time, as Kubernetes does. */
+    expect_err(f, "device.driver.matches('[')", DRA_ETYPE, "invalid matches argument");
+    expect_err(f, "device.driver.matches('(a)\\\\1')", DRA_ETYPE, "invalid matches argument");
+    expect_err(f, "duration('1x') > duration('1s')", DRA_ETYPE, "invalid duration argument");
+    expect_err(f, "timestamp('yesterday') < timestamp('2024-01-01T00:00:00Z')", DRA_ETYPE,
+               "invalid timestamp argument");
+    expect(f, "duration('1h') > duration('1s')", 1);
 }
 
 static void test_caret(void **state)
