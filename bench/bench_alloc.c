@@ -4,7 +4,9 @@
  * over, as the scheduler does: each pod's claim goes to the first node (by
  * name) where it fits, and is committed before the next pod.
  *
- *   bench_alloc [scale]     scale 1.0 = 5,000 nodes x 8 GPUs, 10,000 pods
+ *   bench_alloc [scale] [--builtin]
+ *     scale 1.0 = 5,000 nodes x 8 GPUs, 10,000 pods; --builtin replaces CEL
+ *     by a trivial selector backend, to see the allocator's own cost
  *
  * Prints claims/s overall and for the first and last tenth of the pods
  * (the per-claim cost must not grow with the pods placed), the selector
@@ -70,14 +72,20 @@ static dra_err fb_eval(void *ud, void *prog, const char *driver, const dra_alloc
     }
     return DRA_OK;
 }
-static const dra_alloc_selector_ops fallback = {NULL, fb_compile, fb_release, NULL, NULL, fb_eval};
+static const dra_alloc_selector_ops fallback = {NULL, fb_compile, fb_release, NULL, NULL, fb_eval, NULL};
 static const char *backend = "CEL";
+static int builtin;
 
 static dra_allocator *new_allocator(void)
 {
     dra_allocator *a = NULL;
     dra_alloc_options o;
     memset(&o, 0, sizeof o);
+    if (builtin) {
+        o.selectors = &fallback;
+        backend = "built-in driver/profile check (--builtin)";
+        return dra_allocator_new(NULL, &o, &a) == DRA_OK ? a : NULL;
+    }
     if (dra_allocator_new(NULL, &o, &a) == DRA_EUNSUPPORTED) {
         o.selectors = &fallback;
         backend = "built-in driver check (CEL engine not in this build)";
@@ -101,6 +109,10 @@ typedef struct inv {
 
 static const char *gpu_sel[] = {"device.driver == \"gpu.example.com\""};
 static const dra_alloc_class gpu_class = {"gpu.example.com", gpu_sel, 1, NULL, 0};
+/* Like the seed's class: reads an attribute, so it runs once per device. */
+static const char *typed_sel[] = {
+    "device.driver == \"gpu.example.com\" && device.attributes[\"gpu.example.com\"].type == \"gpu\""};
+static const dra_alloc_class typed_class = {"gpu-typed", typed_sel, 1, NULL, 0};
 
 /* |nodes| nodes with |per| GPUs each, one slice per node. Attribute
  * pcieRoot: GPUs 0-3 on "root-0", 4-7 on "root-1". */
@@ -108,7 +120,7 @@ static void gpu_inventory(inv *v, int nodes, int per)
 {
     size_t nd = (size_t)nodes * (size_t)per;
     v->names = calloc((size_t)nodes + nd, 32);
-    v->attrs = calloc(nd, sizeof *v->attrs);
+    v->attrs = calloc(nd * 2, sizeof *v->attrs);
     v->devs = calloc(nd, sizeof *v->devs);
     v->slices = calloc((size_t)nodes, sizeof *v->slices);
     v->nslices = (size_t)nodes;
@@ -119,12 +131,15 @@ static void gpu_inventory(inv *v, int nodes, int per)
             size_t i = (size_t)n * (size_t)per + (size_t)g;
             char *dn = v->names + ((size_t)nodes + i) * 32;
             snprintf(dn, 32, "gpu-%d", g);
-            v->attrs[i].name = "pcieRoot";
-            v->attrs[i].kind = DRA_CEL_ATTR_STRING;
-            v->attrs[i].s = g < 4 ? "root-0" : "root-1";
+            v->attrs[2 * i].name = "pcieRoot";
+            v->attrs[2 * i].kind = DRA_CEL_ATTR_STRING;
+            v->attrs[2 * i].s = g < 4 ? "root-0" : "root-1";
+            v->attrs[2 * i + 1].name = "type";
+            v->attrs[2 * i + 1].kind = DRA_CEL_ATTR_STRING;
+            v->attrs[2 * i + 1].s = "gpu";
             v->devs[i].name = dn;
-            v->devs[i].attrs = &v->attrs[i];
-            v->devs[i].nattrs = 1;
+            v->devs[i].attrs = &v->attrs[2 * i];
+            v->devs[i].nattrs = 2;
         }
         v->slices[n].name = nn;
         v->slices[n].driver = "gpu.example.com";
@@ -210,6 +225,7 @@ static void inv_free(inv *v)
 
 typedef struct workload {
     const char *title;
+    const char *class_name;
     int64_t count;
     const char *constraint; /* matchAttribute or NULL */
     const char *const *profiles; /* MIG: request selector per pod, cycling */
@@ -230,6 +246,7 @@ static int run(const char *title, inv *v, int pods, const workload *w)
         if (dra_allocator_add_slice(a, &v->slices[i], NULL) != DRA_OK)
             return 1;
     dra_allocator_add_class(a, &gpu_class);
+    dra_allocator_add_class(a, &typed_class);
     dra_alloc_outcome_init(&o, NULL);
     t0 = now();
     if (dra_allocator_seal(a, NULL) != DRA_OK)
@@ -250,7 +267,7 @@ static int run(const char *title, inv *v, int pods, const workload *w)
         memset(&c, 0, sizeof c);
         snprintf(name, sizeof name, "pod-%d-gpu-00000", p);
         r.name = "gpu";
-        r.exactly.class_name = "gpu.example.com";
+        r.exactly.class_name = w->class_name;
         r.exactly.count = w->count;
         if (w->nprofiles) {
             sel[0] = w->profiles[(size_t)p % w->nprofiles];
@@ -292,28 +309,36 @@ static int run(const char *title, inv *v, int pods, const workload *w)
 
 int main(int argc, char **argv)
 {
-    double scale = argc > 1 ? atof(argv[1]) : 1.0;
+    double scale = argc > 1 && argv[1][0] != '-' ? atof(argv[1]) : 1.0;
     int nodes = (int)(5000 * scale), pods = (int)(10000 * scale);
     static const char *const mig[] = {"device.attributes[\"gpu.example.com\"].profile == \"1g\"",
                                       "device.attributes[\"gpu.example.com\"].profile == \"2g\"",
                                       "device.attributes[\"gpu.example.com\"].profile == \"1g\""};
-    workload one = {"1 GPU per claim", 1, NULL, NULL, 0};
-    workload four = {"4 GPUs + matchAttribute pcieRoot", 4, "gpu.example.com/pcieRoot", NULL, 0};
-    workload part = {"MIG partitions (1g/2g/1g)", 1, NULL, mig, 3};
+    workload one = {"1 GPU per claim", "gpu.example.com", 1, NULL, NULL, 0};
+    workload one_t = {"1 GPU per claim, attribute class", "gpu-typed", 1, NULL, NULL, 0};
+    workload four = {"4 GPUs + matchAttribute pcieRoot", "gpu.example.com", 4,
+                     "gpu.example.com/pcieRoot", NULL, 0};
+    workload four_t = {"4 GPUs + matchAttribute, attribute class", "gpu-typed", 4,
+                       "gpu.example.com/pcieRoot", NULL, 0};
+    workload part = {"MIG partitions (1g/2g/1g)", "gpu.example.com", 1, NULL, mig, 3};
     inv v;
     int rc = 0;
+    for (int i = 1; i < argc; i++)
+        builtin |= strcmp(argv[i], "--builtin") == 0;
     if (nodes < 1 || pods < 1) {
-        fprintf(stderr, "usage: bench_alloc [scale>0]\n");
+        fprintf(stderr, "usage: bench_alloc [scale>0] [--builtin]\n");
         return 2;
     }
     memset(&v, 0, sizeof v);
     gpu_inventory(&v, nodes, 8);
-    rc |= run("1 GPU per claim", &v, pods, &one);
-    rc |= run("4 GPUs + matchAttribute pcieRoot", &v, pods, &four);
+    rc |= run(one.title, &v, pods, &one);
+    rc |= run(one_t.title, &v, pods, &one_t);
+    rc |= run(four.title, &v, pods, &four);
+    rc |= run(four_t.title, &v, pods, &four_t);
     inv_free(&v);
     memset(&v, 0, sizeof v);
     mig_inventory(&v, nodes / 2);
-    rc |= run("MIG partitions (1g/2g/1g)", &v, pods, &part);
+    rc |= run(part.title, &v, pods, &part);
     inv_free(&v);
     printf("selector backend: %s; peak RSS %ld KiB\n", backend, peak_rss_kib());
     return rc;

@@ -289,7 +289,10 @@ void dra_alloc_outcome_fini(dra_alloc_outcome *o);
  * Tests may plug in their own. compile: DRA_OK and *prog, or an error with
  * a message in |d|. prepare: build a per-device handle (optional; NULL
  * callback means eval gets a NULL |prepared|). eval: *result 0/1, or an
- * error (a runtime error fails the allocation, as in Kubernetes). */
+ * error (a runtime error fails the allocation, as in Kubernetes).
+ * driver_only (optional): non-zero when the program's result can depend on
+ * the device's driver alone (it reads no attribute, capacity or sharing
+ * flag); such a program is evaluated once per driver. */
 typedef struct dra_alloc_selector_ops {
     void *ud;
     dra_err (*compile)(void *ud, const char *expr, void **prog, dra_diag *d);
@@ -300,6 +303,7 @@ typedef struct dra_alloc_selector_ops {
     dra_err (*eval)(void *ud, void *prog, const char *driver,
                     const dra_alloc_device *dev, void *prepared, int *result,
                     dra_diag *d);
+    int (*driver_only)(void *ud, const char *expr, void *prog);
 } dra_alloc_selector_ops;
 
 /* ---- the allocator ------------------------------------------------------ */

@@ -89,7 +89,19 @@ typedef struct a_prog {
     void *prog;
     dra_err err;
     const char *msg;
+    int driver_only; /* never names attributes, capacity or allowMultipleAllocations */
 } a_prog;
+
+/* Results of driver-only programs depend on the driver alone, so they are
+ * evaluated once per driver on a device with nothing but the driver. */
+typedef struct a_drv {
+    dra_alloc_device dummy;
+    const char *driver;
+    void *prepared;
+    int prepared_ok;
+    uint8_t *selc;
+    uint32_t nselc;
+} a_drv;
 
 struct dra_allocator {
     const dra_mem *mem;
@@ -122,6 +134,7 @@ struct dra_allocator {
     size_t treen;
     /* selectors */
     dra_map prog_by_expr; /* expr -> (id + 1) */
+    dra_map drv; /* driver -> a_drv * */
     a_prog *progs;
     size_t nprogs, capprogs;
     size_t evals;
@@ -159,6 +172,7 @@ int alloc_prog_eval(dra_allocator *a, uint32_t id, a_dev *v, dra_diag *d) DRA_HI
 dra_err alloc_cel_backend(dra_allocator *a) DRA_HIDDEN;
 void alloc_cel_backend_free(dra_allocator *a) DRA_HIDDEN;
 void alloc_selectors_fini(dra_allocator *a) DRA_HIDDEN;
+void alloc_drivers_fini(dra_allocator *a) DRA_HIDDEN;
 
 /* ---- search state (search.c, result.c, explain.c) ------------------------ */
 

@@ -144,6 +144,7 @@ dra_err dra_allocator_new(const dra_mem *mem, const dra_alloc_options *opts,
     dra_map_init(&a->node_by_name, mem);
     dra_map_init(&a->dev_by_key, mem);
     dra_map_init(&a->prog_by_expr, mem);
+    dra_map_init(&a->drv, mem);
     dra_map_init(&a->memo, mem);
     dra_buf_init(&a->keybuf, mem);
     if (a->opts.selectors) {
@@ -182,6 +183,7 @@ void dra_allocator_free(dra_allocator *a)
     if (!a)
         return;
     free_index(a);
+    alloc_drivers_fini(a);
     alloc_selectors_fini(a);
     if (a->cel_ud)
         alloc_cel_backend_free(a);

@@ -149,6 +149,19 @@ static dra_err be_eval(void *ud, void *prog, const char *driver, const dra_alloc
     return dra_cel_eval_device(prog, b->vm, cd->pd, result, d);
 }
 
+/* A CEL selector reaches a device's attributes, capacity or sharing flag
+ * only by naming the field (the object cannot be iterated or converted),
+ * so without those names only the driver can change its result. The test
+ * is textual and errs on the safe side (a name inside a string literal
+ * just forgoes the shortcut). */
+static int be_driver_only(void *ud, const char *expr, void *prog)
+{
+    (void)ud;
+    (void)prog;
+    return !strstr(expr, "attributes") && !strstr(expr, "capacity") &&
+           !strstr(expr, "allowMultipleAllocations");
+}
+
 dra_err alloc_cel_backend(dra_allocator *a)
 {
     cel_be *b = dra_calloc(a->mem, 1, sizeof *b);
@@ -171,6 +184,7 @@ dra_err alloc_cel_backend(dra_allocator *a)
     a->ops.prepare = be_prepare;
     a->ops.unprepare = be_unprepare;
     a->ops.eval = be_eval;
+    a->ops.driver_only = be_driver_only;
     return DRA_OK;
 }
 

@@ -90,5 +90,5 @@ static dra_err t_eval(void *ud, void *prog, const char *driver, const dra_alloc_
 }
 
 const dra_alloc_selector_ops test_selector_ops = {
-    NULL, t_compile, t_release, NULL, NULL, t_eval,
+    NULL, t_compile, t_release, NULL, NULL, t_eval, NULL,
 };
