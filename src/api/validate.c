@@ -94,15 +94,20 @@ static void v_container_claims(vctx *v, const dra_container *c,
             v_pop(v);
             continue;
         }
-        snprintf(key, sizeof key, "%s", name);
-        if (cl->request && *cl->request) {
-            v_field(v, "request");
-            v_dns_label(v, cl->request);
-            v_pop(v);
-            snprintf(key, sizeof key, "%s/%s", name, cl->request);
+        if (vset_has(&seen, name)) {
+            /* Every request of that claim is already referenced. */
+            v_duplicate_str(v, name);
+        } else {
+            snprintf(key, sizeof key, "%s", name);
+            if (cl->request && *cl->request) {
+                v_field(v, "request");
+                v_dns_label(v, cl->request);
+                v_pop(v);
+                snprintf(key, sizeof key, "%s/%s", name, cl->request);
+            }
+            if (vset_seen(v, &seen, key))
+                v_duplicate_str(v, key);
         }
-        if (vset_seen(v, &seen, key))
-            v_duplicate_str(v, key);
         if (!vset_has(pod_claims, name)) {
             char detail[1200];
             snprintf(detail, sizeof detail,
