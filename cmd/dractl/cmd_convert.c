@@ -64,6 +64,8 @@ static int parse_args(dractl_ctx *ctx, int argc, char **argv, convert_opts *o)
         }
         if (!strncmp(a, "--filename=", 11) || !strncmp(a, "--output=", 9)) {
             val = strchr(a, '=') + 1;
+        } else if ((a[0] == '-' && (a[1] == 'o' || a[1] == 'f') && a[2])) {
+            val = a[2] == '=' ? a + 3 : a + 2; /* kubectl's -ojson, -o=json */
         } else if (!strcmp(a, "-f") || !strcmp(a, "--filename") || !strcmp(a, "-o") ||
                    !strcmp(a, "--output")) {
             if (i + 1 >= argc) {

@@ -56,6 +56,8 @@ sed -n '/^spec:/{n;p;}' "$T/out" | grep -q '^  driver:' || fail "go-order: spec.
 # JSON: one object prints as itself, several as a v1 List.
 expect 0 $RUN "$DRACTL" convert -o json -f "$SRC/examples/deviceclass-gpu.yaml"
 grep -q '^    "kind": "DeviceClass",$' "$T/out" || fail "json: single object"
+expect 0 $RUN "$DRACTL" convert -ojson -f="$SRC/examples/deviceclass-gpu.yaml"
+grep -q '^    "kind": "DeviceClass",$' "$T/out" || fail "json: -ojson -f=FILE"
 expect 0 $RUN "$DRACTL" convert -o json -f "$SRC/examples/deviceclass-gpu.yaml" \
     -f "$SRC/examples/pod-gpu-test.yaml"
 grep -q '^    "kind": "List",$' "$T/out" || fail "json: List kind"
