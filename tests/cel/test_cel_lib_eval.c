@@ -535,6 +535,54 @@ TABLE(test_math, math_cases)
 TABLE(test_net, net_cases)
 TABLE(test_format_lib, format_lib_cases)
 
+/* Allocation failures inside library calls (scratch arena, the VM's zone
+ * cache, PCRE2 match data, format buffers): every evaluation ends in a
+ * value or an error, and nothing leaks once the VM is freed. */
+static void test_lib_failmalloc(void **state)
+{
+    static const char *const exprs[] = {
+        "timestamp('2024-03-10T10:00:00Z').getHours('America/Los_Angeles') == 3",
+        "'a,b,c'.split(',').join('-') == 'a-b-c'",
+        "'%s %d'.format([dyn(['x', 'y']), dyn(42)]).size() > 0",
+        "'abc123'.findAll('[0-9]').size() == 3",
+        "sets.contains(lists.range(50), [49]) && [3, 1, 2].sort()[0] == 1",
+        "cidr('10.0.0.0/8').containsIP('10.1.2.3') && url('https://x.io/p?a=1').getQuery()['a'][0] == '1'",
+        "quantity('1Gi').add(quantity('1Mi')).isGreaterThan(quantity('1Gi'))",
+    };
+    dra_cel_env *env = NULL;
+    (void)state;
+    assert_int_equal(dra_cel_env_new_dra(NULL, NULL, &env), DRA_OK);
+    for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
+        dra_cel_program *p = NULL;
+        assert_int_equal(dra_cel_compile(env, exprs[i], strlen(exprs[i]), &p, NULL), DRA_OK);
+        for (long n = 0;; n++) {
+            dra_failmem fm;
+            dra_cel_vm *vm = NULL;
+            dra_buf out;
+            dra_err e;
+            dra_failmem_init(&fm, n);
+            dra_buf_init(&out, NULL);
+            e = dra_cel_vm_new(&fm.mem, &vm);
+            if (e == DRA_OK)
+                e = dra_cel_eval_json(p, vm, NULL, &out, NULL);
+            dra_cel_vm_free(vm);
+            assert_int_equal(fm.live, 0);
+            if (!fm.failed) {
+                if (e != DRA_OK || strcmp(out.p, "true") != 0)
+                    fail_msg("%s: %s %s", exprs[i], dra_errname(e), out.p ? out.p : "");
+                dra_buf_fini(&out);
+                break;
+            }
+            if (e != DRA_ENOMEM && e != DRA_EEVAL && e != DRA_OK)
+                fail_msg("%s at %ld: %s", exprs[i], n, dra_errname(e));
+            dra_buf_fini(&out);
+            assert_true(n < 5000);
+        }
+        dra_cel_program_unref(p);
+    }
+    dra_cel_env_free(env);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,7 +590,7 @@ int main(void)
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_lists),
         cmocka_unit_test(test_regex),    cmocka_unit_test(test_time),
         cmocka_unit_test(test_math),     cmocka_unit_test(test_net),
-        cmocka_unit_test(test_format_lib),
+        cmocka_unit_test(test_format_lib), cmocka_unit_test(test_lib_failmalloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
