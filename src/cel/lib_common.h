@@ -8,7 +8,8 @@
 
 #include "cel_int.h"
 
-/* Kubernetes libraries (quantity, semver, k8s lists, regex): DRA env. */
+/* Kubernetes libraries (quantity, semver, lists, regex, IP/CIDR, format,
+ * URLs): DRA env only. */
 CEL_FUNC int lib_k8s_enabled(const cel_env_info *info);
 /* ext.Strings version in effect: opts->strings_version when set, else 2
  * (what Kubernetes 1.29+ enables) for DRA and the latest for STD. */
