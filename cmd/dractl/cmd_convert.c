@@ -22,11 +22,13 @@ typedef struct convert_opts {
     int json;
     int go_order;
     int strict;
+    int defaults;
 } convert_opts;
 
 static void convert_usage(FILE *f)
 {
     fputs("usage: dractl convert -f FILE... [-o yaml|json] [--go-order] [--strict]\n"
+          "                     [--defaults]\n"
           "\n"
           "Decodes resource.k8s.io/v1 and core/v1 objects and prints them\n"
           "normalised. FILE may be - for stdin or a directory (its .json, .yaml\n"
@@ -39,6 +41,8 @@ static void convert_usage(FILE *f)
           "      --go-order       fields in Go struct order (the apiserver's\n"
           "                       wire order) instead of kubectl's sorted keys\n"
           "      --strict         unknown fields are errors, not warnings\n"
+          "      --defaults       apply kube-apiserver's defaults (allocationMode,\n"
+          "                       count, toleration operator) as a create would\n"
           "\n"
           "Exit status: 0 ok, 1 an input was not a valid object, 2 usage or I/O.\n",
           f);
@@ -60,6 +64,10 @@ static int parse_args(dractl_ctx *ctx, int argc, char **argv, convert_opts *o)
         }
         if (!strcmp(a, "--strict")) {
             o->strict = 1;
+            continue;
+        }
+        if (!strcmp(a, "--defaults")) {
+            o->defaults = 1;
             continue;
         }
         if (!strncmp(a, "--filename=", 11) || !strncmp(a, "--output=", 9)) {
@@ -217,6 +225,8 @@ static int print_objects(dractl_ctx *ctx, const convert_opts *o, dra_arena *a,
     dra_buf_init(&out, NULL);
     if (o->json && n != 1) {
         dra_doc *list;
+        for (size_t i = 0; i < n && o->defaults; i++)
+            dra_api_set_defaults(objs[i]);
         e = dra_api_encode_list(a, objs, n, &list);
         if (e == DRA_OK && !o->go_order)
             dra_api_doc_sort_keys(list);
@@ -225,6 +235,8 @@ static int print_objects(dractl_ctx *ctx, const convert_opts *o, dra_arena *a,
     } else {
         for (size_t i = 0; i < n && e == DRA_OK; i++) {
             dra_doc *doc;
+            if (o->defaults)
+                dra_api_set_defaults(objs[i]);
             if ((e = dra_api_encode(a, objs[i], &doc)) != DRA_OK)
                 break;
             if (!o->go_order)

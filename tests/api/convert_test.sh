@@ -68,6 +68,13 @@ $RUN "$DRACTL" convert -o json -f "$SRC/examples/seed.yaml" >"$T/list.json" || f
 expect 0 $RUN "$DRACTL" convert -f - <"$T/list.json"
 [ "$(grep -c '^apiVersion:' "$T/out")" -eq 4 ] || fail "stdin List: want 4 objects"
 
+# --defaults fills in what kube-apiserver's defaulting would.
+expect 0 $RUN "$DRACTL" convert --defaults -f "$SRC/examples/resourceclaimtemplate-single-gpu.yaml"
+grep -q '^          allocationMode: ExactCount$' "$T/out" || fail "defaults: allocationMode"
+grep -q '^          count: 1$' "$T/out" || fail "defaults: count"
+expect 0 $RUN "$DRACTL" convert -f "$SRC/examples/resourceclaimtemplate-single-gpu.yaml"
+grep -q 'allocationMode' "$T/out" && fail "no defaults unless asked"
+
 # A directory: its manifests in name order.
 expect 0 $RUN "$DRACTL" convert -f "$SRC/examples"
 [ "$(grep -c '^apiVersion:' "$T/out")" -eq 8 ] || fail "dir: want 8 objects"
