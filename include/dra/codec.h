@@ -114,7 +114,10 @@ dra_doc *dra_doc_new_float(dra_arena *a, double f);
 dra_doc *dra_doc_new_string(dra_arena *a, const char *s, size_t len);
 dra_doc *dra_doc_new_list(dra_arena *a, size_t cap);
 dra_doc *dra_doc_new_map(dra_arena *a, size_t cap);
-/* Append to a list/map built with the builders above (grows in |a|). */
+/* Append to a list / set a map member (replacing an existing key), growing
+ * in |a|. Works on decoded nodes, builder nodes and nodes whose arrays
+ * were filled by hand (those are copied when they grow). DRA_EINVAL when
+ * the node has the wrong kind or an argument is NULL; DRA_ENOMEM. */
 dra_err dra_doc_list_push(dra_arena *a, dra_doc *list, dra_doc *item);
 dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *val);
 

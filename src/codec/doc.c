@@ -16,16 +16,23 @@ dra_doc *codec_node(dra_arena *a, dra_doc_kind kind, int line, int col)
     return d;
 }
 
+/* Arrays made here carry their capacity in hidden slots just before the
+ * first entry, tagged with the address of this marker. Arrays built by
+ * hand (other modules fill u.map.m themselves) lack the tag and are
+ * treated as full, so growing them copies instead of overrunning. */
+static const char cap_tag[] = "dra_doc capacity";
+
 dra_doc **codec_items(dra_arena *a, size_t n)
 {
-    size_t *blk;
-    if (n == SIZE_MAX)
+    const void **blk;
+    if (n > SIZE_MAX / sizeof(void *) - 2)
         return NULL;
-    blk = dra_arena_array(a, n + 1, sizeof(void *));
+    blk = dra_arena_array(a, n + 2, sizeof(void *));
     if (!blk)
         return NULL;
-    blk[0] = n;
-    return (dra_doc **)(blk + 1);
+    blk[0] = cap_tag;
+    ((size_t *)blk)[1] = n;
+    return (dra_doc **)(blk + 2);
 }
 
 dra_doc_member *codec_members(dra_arena *a, size_t n)
@@ -36,8 +43,24 @@ dra_doc_member *codec_members(dra_arena *a, size_t n)
     m = dra_arena_array(a, n + 1, sizeof *m);
     if (!m)
         return NULL;
+    m[0].key = cap_tag;
     m[0].keylen = n;
     return m + 1;
+}
+
+static size_t items_cap(const dra_doc *l)
+{
+    const void *const *blk = (const void *const *)l->u.list.items;
+    if (!blk || blk[-2] != (const void *)cap_tag)
+        return l->u.list.n;
+    return ((const size_t *)blk)[-1];
+}
+
+static size_t members_cap(const dra_doc *m)
+{
+    if (!m->u.map.m || m->u.map.m[-1].key != cap_tag)
+        return m->u.map.n;
+    return m->u.map.m[-1].keylen;
 }
 
 dra_doc *dra_doc_new_null(dra_arena *a)
@@ -88,15 +111,8 @@ dra_doc *dra_doc_new_list(dra_arena *a, size_t cap)
     dra_doc *d = codec_node(a, DRA_DOC_LIST, 0, 0);
     if (!d)
         return NULL;
-    /* The capacity is remembered in the hidden slot just before items so
-     * that push can grow in place without another field in dra_doc. */
-    if (cap) {
-        size_t *blk = dra_arena_array(a, cap + 1, sizeof(void *));
-        if (!blk)
-            return NULL;
-        blk[0] = cap;
-        d->u.list.items = (dra_doc **)(blk + 1);
-    }
+    if (cap && !(d->u.list.items = codec_items(a, cap)))
+        return NULL;
     return d;
 }
 
@@ -105,34 +121,24 @@ dra_doc *dra_doc_new_map(dra_arena *a, size_t cap)
     dra_doc *d = codec_node(a, DRA_DOC_MAP, 0, 0);
     if (!d)
         return NULL;
-    if (cap) {
-        dra_doc_member *m = dra_arena_array(a, cap + 1, sizeof *m);
-        if (!m)
-            return NULL;
-        m[0].keylen = cap; /* hidden capacity slot, see new_list */
-        d->u.map.m = m + 1;
-    }
+    if (cap && !(d->u.map.m = codec_members(a, cap)))
+        return NULL;
     return d;
 }
 
-/* Decoded lists/maps are allocated exactly (capacity == n): the hidden
- * slot is written by the decoders too, so pushes work on them as well. */
 dra_err dra_doc_list_push(dra_arena *a, dra_doc *list, dra_doc *item)
 {
-    size_t cap, n;
+    size_t n;
     if (!list || list->kind != DRA_DOC_LIST || !item)
         return DRA_EINVAL;
     n = list->u.list.n;
-    cap = list->u.list.items ? ((size_t *)list->u.list.items)[-1] : 0;
-    if (n == cap) {
-        size_t ncap = cap ? cap * 2 : 4;
-        size_t *blk = dra_arena_array(a, ncap + 1, sizeof(void *));
-        if (!blk)
+    if (n == items_cap(list)) {
+        dra_doc **v = codec_items(a, n ? n * 2 : 4);
+        if (!v)
             return DRA_ENOMEM;
-        blk[0] = ncap;
         if (n)
-            memcpy(blk + 1, list->u.list.items, n * sizeof(void *));
-        list->u.list.items = (dra_doc **)(blk + 1);
+            memcpy(v, list->u.list.items, n * sizeof *v);
+        list->u.list.items = v;
     }
     list->u.list.items[n] = item;
     list->u.list.n = n + 1;
@@ -141,7 +147,7 @@ dra_err dra_doc_list_push(dra_arena *a, dra_doc *list, dra_doc *item)
 
 dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *val)
 {
-    size_t cap, n, klen;
+    size_t n, klen;
     char *k;
     if (!map || map->kind != DRA_DOC_MAP || !key || !val)
         return DRA_EINVAL;
@@ -154,20 +160,16 @@ dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *va
             return DRA_OK;
         }
     }
-    cap = map->u.map.m ? map->u.map.m[-1].keylen : 0;
-    if (n == cap) {
-        size_t ncap = cap ? cap * 2 : 4;
-        dra_doc_member *m = dra_arena_array(a, ncap + 1, sizeof *m);
+    if (!(k = dra_arena_strndup(a, key, klen)))
+        return DRA_ENOMEM;
+    if (n == members_cap(map)) {
+        dra_doc_member *m = codec_members(a, n ? n * 2 : 4);
         if (!m)
             return DRA_ENOMEM;
-        m[0].keylen = ncap;
         if (n)
-            memcpy(m + 1, map->u.map.m, n * sizeof *m);
-        map->u.map.m = m + 1;
+            memcpy(m, map->u.map.m, n * sizeof *m);
+        map->u.map.m = m;
     }
-    k = dra_arena_strndup(a, key, klen);
-    if (!k)
-        return DRA_ENOMEM;
     map->u.map.m[n].key = k;
     map->u.map.m[n].keylen = klen;
     map->u.map.m[n].val = val;

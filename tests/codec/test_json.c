@@ -264,6 +264,26 @@ static void test_builders_equal(void **state)
     assert_int_equal(l->u.list.n, 3);
     assert_int_equal(l->u.list.items[0]->u.i, 1);
     assert_int_equal(dra_doc_list_push(&a, m, l), DRA_EINVAL);
+    /* nodes filled by hand (exact arrays, no capacity tag) grow by copying */
+    {
+        dra_doc *hm = dra_doc_new_map(&a, 0), *hl = dra_doc_new_list(&a, 0);
+        hm->u.map.m = dra_arena_array(&a, 2, sizeof *hm->u.map.m);
+        hm->u.map.m[0] = (dra_doc_member){"a", 1, dra_doc_new_int(&a, 1)};
+        hm->u.map.m[1] = (dra_doc_member){"b", 1, dra_doc_new_int(&a, 2)};
+        hm->u.map.n = 2;
+        assert_int_equal(dra_doc_map_set(&a, hm, "c", dra_doc_new_int(&a, 3)), DRA_OK);
+        assert_int_equal(hm->u.map.n, 3);
+        assert_int_equal(dra_doc_get(hm, "a")->u.i, 1);
+        assert_int_equal(dra_doc_get(hm, "c")->u.i, 3);
+        hl->u.list.items = dra_arena_array(&a, 1, sizeof *hl->u.list.items);
+        hl->u.list.items[0] = dra_doc_new_null(&a);
+        hl->u.list.n = 1;
+        for (int i = 0; i < 10; i++)
+            assert_int_equal(dra_doc_list_push(&a, hl, dra_doc_new_int(&a, i)), DRA_OK);
+        assert_int_equal(hl->u.list.n, 11);
+        assert_int_equal(hl->u.list.items[0]->kind, DRA_DOC_NULL);
+        assert_int_equal(hl->u.list.items[10]->u.i, 9);
+    }
     assert_false(dra_doc_equal(parse_ok(&a, "18446744073709551616"),
                                parse_ok(&a, "18446744073709551617")));
     assert_true(dra_doc_equal(parse_ok(&a, "1e2"), parse_ok(&a, "100")));
