@@ -45,35 +45,35 @@ typedef struct reqnames {
 
 static void reqnames_init(vctx *v, reqnames *r, const dra_claim_spec *s)
 {
-    char tmp[600];
+    dra_buf key;
     vset_init(&r->names, v);
+    dra_buf_init(&key, v->d ? v->d->mem : NULL);
     for (size_t i = 0; s && i < s->n_requests; i++) {
         const dra_device_request *q = &s->requests[i];
         const char *name = q->name ? q->name : "";
         vset_seen(v, &r->names, name);
         for (size_t j = 0; j < q->n_first_available; j++) {
             const char *sub = q->first_available[j].name;
-            snprintf(tmp, sizeof tmp, "%s/%s", name, sub ? sub : "");
-            vset_seen(v, &r->names, tmp);
+            dra_buf_reset(&key);
+            dra_buf_printf(&key, "%s/%s", name, sub ? sub : "");
+            if (key.oom)
+                v->oom = 1;
+            else
+                vset_seen(v, &r->names, key.p);
         }
     }
+    dra_buf_fini(&key);
 }
 
 static void v_request_ref(vctx *v, const reqnames *r, const char *name)
 {
     const char *slash = strchr(name, '/');
-    char seg[600];
     if (slash && strchr(slash + 1, '/')) {
         v_invalid_str(v, name, ref_msg);
         return;
     }
     if (slash) {
-        size_t len = (size_t)(slash - name);
-        if (len >= sizeof seg)
-            len = sizeof seg - 1;
-        memcpy(seg, name, len);
-        seg[len] = '\0';
-        v_dns_label(v, seg);
+        v_dns_label_n(v, name, (size_t)(slash - name));
         v_dns_label(v, slash + 1);
     } else {
         v_dns_label(v, name);

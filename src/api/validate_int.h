@@ -100,6 +100,7 @@ DRA_HIDDEN int chk_is_extended_resource_name(const char *s);
 /* Common field validators, at the current path. */
 DRA_HIDDEN void v_dns_label(vctx *v, const char *s);
 DRA_HIDDEN void v_dns_subdomain(vctx *v, const char *s);
+DRA_HIDDEN void v_dns_label_n(vctx *v, const char *s, size_t len);
 DRA_HIDDEN void v_label_name(vctx *v, const char *s);  /* qualified name */
 DRA_HIDDEN void v_label_value(vctx *v, const char *s);
 /* A CSI-style driver name: required, at most 63 bytes, a DNS subdomain

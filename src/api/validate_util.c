@@ -544,6 +544,14 @@ void v_dns_label(vctx *v, const char *s)
     v_invalid_msgs(v, s, &m, NULL);
 }
 
+void v_dns_label_n(vctx *v, const char *s, size_t len)
+{
+    vmsgs m = {0};
+    label_msgs(s, len, &m);
+    for (size_t i = 0; i < m.n; i++)
+        v_invalid_strn(v, s, len, m.m[i]);
+}
+
 void v_dns_subdomain(vctx *v, const char *s)
 {
     vmsgs m = {0};
