@@ -26,7 +26,20 @@ typedef struct job {
     const char *node;        /* fixed node, or NULL */
     dra_object **claims;     /* claims to allocate together */
     size_t n;
+    /* Node selectors of claims the pod uses that are allocated already:
+     * the pod's node must satisfy them all. */
+    const dra_alloc_node_selector **sels;
+    size_t nsels;
 } job;
+
+static int job_node_ok(void *ud, const char *node, const dra_alloc_label *labels, size_t nlabels)
+{
+    const job *j = ud;
+    for (size_t i = 0; i < j->nsels; i++)
+        if (!dra_alloc_node_selector_match(j->sels[i], node, labels, nlabels))
+            return 0;
+    return 1;
+}
 
 typedef struct run {
     dractl_ctx *ctx;
@@ -147,6 +160,17 @@ static void report(run *r, const char *what, const char *text)
     fprintf(f, "%s: %s\n", what, text);
 }
 
+/* The node a pod is bound to must satisfy its allocated claims too. */
+static int fixed_node_ok(run *r, const job *j, const char *node)
+{
+    const dra_object *n = find(r, DRA_KIND_NODE, NULL, node);
+    dra_alloc_label *l = NULL;
+    size_t nl = 0;
+    if (n && dra_alloc_labels_from_api(&r->ar, n, &l, &nl) != DRA_OK)
+        return 0;
+    return job_node_ok((void *)j, node, l, nl);
+}
+
 /* Allocates one job; on success records the claims for output. */
 static int run_job(run *r, const job *j)
 {
@@ -160,9 +184,16 @@ static int run_job(run *r, const job *j)
     for (size_t i = 0; err == DRA_OK && i < j->n; i++)
         err = dra_alloc_claim_from_api(&r->ar, &j->claims[i]->meta, &j->claims[i]->u.claim.spec,
                                        (dra_alloc_claim **)&mc[i], &d);
-    if (err == DRA_OK)
+    if (err == DRA_OK && node && j->nsels && !fixed_node_ok(r, j, node)) {
+        dra_diag_add(&d, "", 0, 0, "a claim it uses is allocated with a node selector that "
+                                   "node %s does not match", node);
+        err = DRA_EUNSAT;
+    } else if (err == DRA_OK) {
         err = node ? dra_allocator_allocate(r->alloc, node, mc, j->n, &o, &d)
-                   : dra_allocator_schedule(r->alloc, mc, j->n, &o, &d);
+                   : dra_allocator_schedule_where(r->alloc, mc, j->n,
+                                                  j->nsels ? job_node_ok : NULL, (void *)j, &o,
+                                                  &d);
+    }
     if (err == DRA_OK)
         err = dra_allocator_commit(r->alloc, &o);
     for (size_t i = 0; err == DRA_OK && i < j->n; i++) {
@@ -207,8 +238,10 @@ static int pod_job(run *r, dra_object *pod)
 {
     const dra_pod_spec *sp = &pod->u.pod.spec;
     dra_object **cl = dra_arena_array(&r->ar, sp->n_resource_claims + 1, sizeof *cl);
-    job j = {NULL, sp->node_name, cl, 0};
-    if (!cl || !(j.what = dra_arena_sprintf(&r->ar, "pod %s/%s", pod->meta.namespace_ ? pod->meta.namespace_ : "",
+    const dra_alloc_node_selector **sels =
+        dra_arena_array(&r->ar, sp->n_resource_claims + 1, sizeof *sels);
+    job j = {NULL, sp->node_name, cl, 0, sels, 0};
+    if (!cl || !sels || !(j.what = dra_arena_sprintf(&r->ar, "pod %s/%s", pod->meta.namespace_ ? pod->meta.namespace_ : "",
                                            pod->meta.name ? pod->meta.name : "")))
         return -1;
     for (size_t k = 0; k < sp->n_resource_claims; k++) {
@@ -221,8 +254,17 @@ static int pod_job(run *r, dra_object *pod)
                 r->failed = 1;
                 return 0;
             }
-            if (c->u.claim.status.allocation)
-                continue; /* already allocated (for another pod, say) */
+            if (c->u.claim.status.allocation) {
+                /* Allocated already (for another pod, say): its node
+                 * selector limits where this pod can go. */
+                const dra_alloc_node_selector *ns = NULL;
+                if (dra_alloc_node_selector_from_api(&r->ar, c->u.claim.status.allocation->node_selector,
+                                                     &ns, NULL) != DRA_OK)
+                    return -1;
+                if (ns)
+                    sels[j.nsels++] = ns;
+                continue;
+            }
         } else if (pc->resource_claim_template_name) {
             if (!(c = make_claim(r, pod, pc))) {
                 r->failed = 1;
@@ -322,7 +364,7 @@ static int allocate_all(run *r)
             rc = pod_job(r, o);
         } else if (o->kind == DRA_KIND_RESOURCE_CLAIM && !o->u.claim.status.allocation &&
                    !used_by_pod(r, o)) {
-            job j = {NULL, NULL, &r->objs[i], 1};
+            job j = {NULL, NULL, &r->objs[i], 1, NULL, 0};
             if (!(j.what = dra_arena_sprintf(&r->ar, "claim %s/%s", o->meta.namespace_ ? o->meta.namespace_ : "",
                                              o->meta.name ? o->meta.name : "")))
                 return DRACTL_USAGE;

@@ -379,6 +379,17 @@ dra_err dra_allocator_schedule(dra_allocator *a,
                                const dra_alloc_claim *const *claims, size_t nclaims,
                                dra_alloc_outcome *out, dra_diag *d);
 
+/* Like schedule, on the first node (by name) that |filter| accepts and
+ * where every claim fits: for pods with node affinity or claims already
+ * allocated with a node selector. |filter| gets the node's name and
+ * labels and returns non-zero to allow it. */
+typedef int (*dra_alloc_node_filter)(void *ud, const char *node,
+                                     const dra_alloc_label *labels, size_t nlabels);
+dra_err dra_allocator_schedule_where(dra_allocator *a,
+                                     const dra_alloc_claim *const *claims, size_t nclaims,
+                                     dra_alloc_node_filter filter, void *ud,
+                                     dra_alloc_outcome *out, dra_diag *d);
+
 /* Mark every device of a successful outcome in use (the scheduler's
  * Reserve). Unmarks it all again with dra_allocator_release. */
 dra_err dra_allocator_commit(dra_allocator *a, const dra_alloc_outcome *o);
@@ -416,6 +427,10 @@ dra_err dra_alloc_class_from_api(dra_arena *ar, const dra_object *cls,
 dra_err dra_alloc_claim_from_api(dra_arena *ar, const dra_object_meta *meta,
                                  const dra_claim_spec *spec, dra_alloc_claim **out,
                                  dra_diag *d);
+/* A core/v1 NodeSelector (from a slice, device or allocation result) in
+ * the model; *out is NULL when |in| is NULL. */
+dra_err dra_alloc_node_selector_from_api(dra_arena *ar, const dra_node_selector *in,
+                                         const dra_alloc_node_selector **out, dra_diag *d);
 /* A Node's labels as a model label array. */
 dra_err dra_alloc_labels_from_api(dra_arena *ar, const dra_object *node,
                                   dra_alloc_label **labels, size_t *n);

@@ -79,6 +79,12 @@ static dra_err node_selector(dra_arena *ar, const dra_node_selector *in,
     return DRA_OK;
 }
 
+dra_err dra_alloc_node_selector_from_api(dra_arena *ar, const dra_node_selector *in,
+                                         const dra_alloc_node_selector **out, dra_diag *d)
+{
+    return node_selector(ar, in, out, "node selector", d);
+}
+
 /* ---- ResourceSlice ----------------------------------------------------------------- */
 
 static dra_err attrs(dra_arena *ar, const dra_device *in, dra_alloc_device *dv,

@@ -862,29 +862,38 @@ static a_memo *memo_get(dra_allocator *a, const dra_alloc_claim *const *claims, 
     return m;
 }
 
-dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *claims,
-                               size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
+dra_err dra_allocator_schedule_where(dra_allocator *a, const dra_alloc_claim *const *claims,
+                                     size_t nclaims, dra_alloc_node_filter filter, void *ud,
+                                     dra_alloc_outcome *out, dra_diag *d)
 {
     dra_err err = alloc_seal(a, d);
     int32_t k;
     size_t from;
     int invalid = 0;
-    a_memo *memo, none = {0, 0};
+    a_memo *memo = NULL, none = {0, 0};
     if (err != DRA_OK)
         return err;
     k = lower_bound(a, claims, nclaims);
-    /* Nodes before the memo's cursor are known not to fit this shape. */
-    memo = memo_get(a, claims, nclaims);
+    /* Nodes before the memo's cursor are known not to fit this shape. A
+     * filter may skip nodes that would fit, so filtered calls neither use
+     * nor move the memo. */
+    if (!filter)
+        memo = memo_get(a, claims, nclaims);
     if (!memo)
         memo = &none;
     from = memo->cursor;
     for (;;) {
         size_t i = alloc_tree_find(a, from, k);
+        a_node *n;
         if (i >= a->nnodes) {
             memo->cursor = a->nnodes;
             break;
         }
-        err = run_on_node(a, a->sorted[i], claims, nclaims, 0, out, NULL);
+        n = a->sorted[i];
+        from = i + 1;
+        if (filter && !filter(ud, n->name, n->labels, n->nlabels))
+            continue;
+        err = run_on_node(a, n, claims, nclaims, 0, out, NULL);
         if (err == DRA_OK) {
             memo->cursor = i;
             return DRA_OK;
@@ -894,8 +903,7 @@ dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *c
         else if (err != DRA_EUNSAT)
             /* A fatal error (unknown class, CEL error) is the same on every
              * node: report it as Kubernetes does, with the message. */
-            return run_on_node(a, a->sorted[i], claims, nclaims, 0, out, d);
-        from = i + 1;
+            return run_on_node(a, n, claims, nclaims, 0, out, d);
         memo->cursor = from;
     }
     if (invalid)
@@ -905,6 +913,12 @@ dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *c
         return DRA_EUNSAT;
     }
     return explain_all_nodes(a, claims, nclaims, out, d);
+}
+
+dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *claims,
+                               size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
+{
+    return dra_allocator_schedule_where(a, claims, nclaims, NULL, NULL, out, d);
 }
 
 static dra_err commit(dra_allocator *a, const dra_alloc_outcome *o, int sign)

@@ -44,6 +44,15 @@ check "explain: exit 1 (got $rc)" test "$rc" = 1
 check "explain: node mismatch" has "$tmp/ex.out" "are not available on this node"
 check "explain: nothing on stderr" test ! -s "$tmp/ex.err"
 
+f="$src/tests/data/alloc/dractl/shared-claim.yaml"
+run "$tmp/sh.out" "$tmp/sh.err" allocate -f "$f"
+check "shared-claim: exit 0 (got $rc)" test "$rc" = 0
+check "shared-claim: follows the allocated claim to node-b" has "$tmp/sh.out" "pool: node-b"
+check "shared-claim: not node-a" test -z "$(grep 'pool: node-a' "$tmp/sh.out")"
+run "$tmp/sh2.out" "$tmp/sh2.err" allocate -f "$f" --node node-a
+check "shared-claim --node node-a: exit 1 (got $rc)" test "$rc" = 1
+check "shared-claim --node node-a: reason" has "$tmp/sh2.err" "does not match"
+
 run "$tmp/u.out" "$tmp/u.err" allocate
 check "usage: exit 2 (got $rc)" test "$rc" = 2
 

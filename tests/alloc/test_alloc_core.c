@@ -374,6 +374,55 @@ static void test_schedule(void **state)
     dra_allocator_free(a);
 }
 
+static int not_node_a(void *ud, const char *node, const dra_alloc_label *l, size_t n)
+{
+    (void)ud;
+    (void)l;
+    (void)n;
+    return strcmp(node, "node-a") != 0;
+}
+
+/* A filter skips nodes; the memo of the unfiltered shape is not moved by it. */
+static void test_schedule_where(void **state)
+{
+    inv v[2];
+    const char *nodes[] = {"node-a", "node-b"};
+    dra_alloc_request r;
+    dra_alloc_claim c = one_req(&r, "c", 1);
+    const dra_alloc_claim *cp = &c;
+    dra_alloc_outcome o;
+    dra_allocator *a = mkalloc(NULL, 0);
+    (void)state;
+    for (int i = 0; i < 2; i++) {
+        mkinv(&v[i], nodes[i], nodes[i], 1, 1);
+        assert_int_equal(dra_allocator_add_slice(a, &v[i].slice, NULL), DRA_OK);
+    }
+    dra_alloc_outcome_init(&o, NULL);
+    assert_int_equal(dra_allocator_schedule_where(a, &cp, 1, not_node_a, NULL, &o, NULL), DRA_OK);
+    assert_string_equal(o.node, "node-b");
+    assert_int_equal(dra_allocator_schedule(a, &cp, 1, &o, NULL), DRA_OK);
+    assert_string_equal(o.node, "node-a");
+    assert_int_equal(dra_allocator_commit(a, &o), DRA_OK);
+    assert_int_equal(dra_allocator_schedule_where(a, &cp, 1, not_node_a, NULL, &o, NULL), DRA_OK);
+    assert_string_equal(o.node, "node-b");
+    assert_int_equal(dra_allocator_commit(a, &o), DRA_OK);
+    assert_int_equal(dra_allocator_schedule(a, &cp, 1, &o, NULL), DRA_EUNSAT);
+    /* Releasing makes room again, and the memo forgets the failure. */
+    assert_int_equal(dra_allocator_allocate(a, "node-b", &cp, 1, &o, NULL), DRA_EUNSAT);
+    {
+        dra_alloc_device_result used;
+        memset(&used, 0, sizeof used);
+        used.driver = "gpu.example.com";
+        used.pool = "node-a";
+        used.device = "gpu-0";
+        assert_int_equal(dra_allocator_unmark(a, &used), DRA_OK);
+    }
+    assert_int_equal(dra_allocator_schedule(a, &cp, 1, &o, NULL), DRA_OK);
+    assert_string_equal(o.node, "node-a");
+    dra_alloc_outcome_fini(&o);
+    dra_allocator_free(a);
+}
+
 static int cancel_now(void *ud)
 {
     return *(int *)ud ? DRA_ETIMEOUT : 0;
@@ -445,6 +494,7 @@ int main(void)
         cmocka_unit_test(test_first_available),
         cmocka_unit_test(test_all_mode),
         cmocka_unit_test(test_schedule),
+        cmocka_unit_test(test_schedule_where),
         cmocka_unit_test(test_cancel_and_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
