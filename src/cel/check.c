@@ -29,6 +29,7 @@ typedef struct checker {
     int nerr, oom;
     int lenient;
     int unsupported;
+    int exempt; /* inside a format() argument: mixed literals allowed */
     scope_var scope[MAX_SCOPE];
     int nscope;
     int nlocals, maxlocals;
@@ -630,8 +631,12 @@ static const cel_type *check_call(checker *ck, cel_ast *e)
     }
     if (e->target)
         ts[n++] = check(ck, e->target);
-    for (size_t i = 0; i < e->nargs; i++)
+    for (size_t i = 0; i < e->nargs; i++) {
+        /* cel-go exempts literals passed to format() from the
+         * homogeneous-literal rule. */
+        ck->exempt = e->namelen == 6 && !memcmp(e->name, "format", 6);
         ts[n++] = check(ck, e->args[i]);
+    }
     for (size_t i = 0; i < n; i++)
         if (ts[i]->kind == CEL_T_ERROR)
             return ts[i];
@@ -646,11 +651,12 @@ static const cel_type *check_call(checker *ck, cel_ast *e)
 static const cel_type *check_list(checker *ck, cel_ast *e)
 {
     const cel_type *elem = NULL;
+    int ex = ck->exempt;
     for (size_t i = 0; i < e->nargs; i++) {
         const cel_type *t = check(ck, e->args[i]);
         if (e->opt && e->opt[i] && t->kind == CEL_T_OPTIONAL)
             t = t->nparams ? t->params[0] : &cel_t_dyn;
-        if (elem && ck->env->opts.homogeneous_literals && !ck->lenient && !is_dyn(t) &&
+        if (elem && ck->env->opts.homogeneous_literals && !ck->lenient && !ex && !is_dyn(t) &&
             !is_dyn(elem) && !cel_type_equal(elem, t))
             cerr(ck, e->args[i]->off, "expected type '%s' but found '%s'", tstr(ck, elem),
                  tstr(ck, t));
@@ -662,6 +668,7 @@ static const cel_type *check_list(checker *ck, cel_ast *e)
 static const cel_type *check_map(checker *ck, cel_ast *e)
 {
     const cel_type *kt = NULL, *vt = NULL;
+    int ex = ck->exempt;
     for (size_t i = 0; i + 1 < e->nargs; i += 2) {
         const cel_type *k = check(ck, e->args[i]), *v = check(ck, e->args[i + 1]);
         if (e->opt && e->opt[i / 2] && v->kind == CEL_T_OPTIONAL)
@@ -669,7 +676,7 @@ static const cel_type *check_map(checker *ck, cel_ast *e)
         if (!is_dyn(k) && k->kind != CEL_T_INT && k->kind != CEL_T_UINT &&
             k->kind != CEL_T_BOOL && k->kind != CEL_T_STRING && !ck->lenient)
             cerr(ck, e->args[i]->off, "unsupported map key type: %s", tstr(ck, k));
-        if (kt && ck->env->opts.homogeneous_literals && !ck->lenient &&
+        if (kt && ck->env->opts.homogeneous_literals && !ck->lenient && !ex &&
             ((!is_dyn(k) && !is_dyn(kt) && !cel_type_equal(kt, k)) ||
              (!is_dyn(v) && !is_dyn(vt) && !cel_type_equal(vt, v))))
             cerr(ck, e->args[i]->off, "expected type '%s' but found '%s'",
@@ -737,8 +744,11 @@ static const cel_type *check_comp(checker *ck, cel_ast *e)
 static const cel_type *check(checker *ck, cel_ast *e)
 {
     const cel_type *t;
+    int ex = ck->exempt;
     if (ck->oom)
         return &cel_t_error;
+    if (e->kind != AST_LIST && e->kind != AST_MAP)
+        ck->exempt = 0;
     switch (e->kind) {
     case AST_CONST: t = cel_value_type(e->cval); break;
     case AST_IDENT: t = check_ident(ck, e); break;
@@ -754,6 +764,7 @@ static const cel_type *check(checker *ck, cel_ast *e)
         ck->unsupported = 1;
         break;
     }
+    ck->exempt = ex;
     if (!t)
         t = &cel_t_dyn;
     if (ck->lenient && t->kind != CEL_T_ERROR)

@@ -691,10 +691,12 @@ static void validate_call(compiler *c, cel_ast *e, int folded)
             literal_error(c, e, is_name(e, "duration") ? "duration" : "timestamp");
         return;
     }
-    if (!(is_name(e, "matches") || is_name(e, "find") || is_name(e, "findAll")) ||
-        e->nargs < 1)
+    /* cel-go validates the first call argument of `matches` (the pattern
+     * of the receiver form; in the global form, literally its first
+     * argument). */
+    if (!is_name(e, "matches") || e->nargs < 1)
         return;
-    pat = e->target ? e->args[0] : (e->nargs >= 2 ? e->args[1] : NULL);
+    pat = e->args[0];
     if (pat && pat->kind == AST_CONST && pat->cval.kind == CEL_K_STRING) {
         dra_buf why;
         dra_err rc;

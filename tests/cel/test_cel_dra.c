@@ -168,6 +168,9 @@ static void test_compile_errors(void **state)
     expect_err(f, "timestamp('yesterday') < timestamp('2024-01-01T00:00:00Z')", DRA_ETYPE,
                "invalid timestamp argument");
     expect(f, "duration('1h') > duration('1s')", 1);
+    /* Literals passed to format() are exempt from the homogeneous rule. */
+    expect(f, "'%s %d'.format(['a', 1]) == 'a 1'", 1);
+    expect_err(f, "[1, 'a'] == []", DRA_ETYPE, "expected type 'int' but found 'string'");
 }
 
 static void test_caret(void **state)
