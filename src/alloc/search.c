@@ -216,14 +216,20 @@ static void charge_att(dra_allocator *a, const a_dev *v, int sign)
         a->counters[v->cons[i].counter].att += sign * v->cons[i].amount;
 }
 
+static void cons_undo(s_state *S, uint32_t claim, uint32_t mask)
+{
+    uint32_t c0 = S->claim_con0[claim];
+    for (uint32_t k = c0; k < S->claim_con0[claim + 1]; k++)
+        if (mask & (1u << (k - c0)))
+            S->cons[k].count--;
+}
+
 static void unplace(s_state *S)
 {
     s_place *p = &S->pl[--S->npl];
     a_dev *v = &S->a->devs[p->dev];
     uint32_t claim = S->reqs[p->req].claim;
-    for (uint32_t k = S->claim_con0[claim]; k < S->claim_con0[claim + 1]; k++)
-        if (p->cons_mask & (1u << (k - S->claim_con0[claim])))
-            S->cons[k].count--;
+    cons_undo(S, claim, p->cons_mask);
     if (p->charged)
         charge_att(S->a, v, -1);
     if (p->shared) {
@@ -236,40 +242,113 @@ static void unplace(s_state *S)
     S->claim_nres[claim]--;
 }
 
+/* Class and request selectors; 1 selected, 0 not, S_ERR on an error. */
+static int selected(s_state *S, const s_alt *alt, a_dev *v, uint32_t claim)
+{
+    for (size_t i = 0; !alt->all && i < alt->nsel; i++) {
+        int r = alloc_prog_eval(S->a, alt->sel[i], v, S->d);
+        if (r < 0) {
+            dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device %s/%s/%s: selector: %s",
+                         alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
+                         v->s->pool, v->d->name, S->a->progs[alt->sel[i]].expr);
+            S->err = (dra_err)r;
+            return S_ERR;
+        }
+        if (!r)
+            return 0;
+    }
+    return 1;
+}
+
+/* Adds the device to every constraint of the claim that covers the
+ * request; on refusal undoes the ones added. 1 added (*mask says where),
+ * 0 refused, S_ERR when All mode must take a device that breaks one. */
+static int cons_add(s_state *S, const s_req *rq, const s_alt *alt, const a_dev *v, int must,
+                    uint32_t *mask)
+{
+    uint32_t claim = rq->claim, c0 = S->claim_con0[claim];
+    *mask = 0;
+    for (uint32_t k = c0; k < S->claim_con0[claim + 1]; k++) {
+        if (!con_applies(&S->cons[k], rq, alt))
+            continue;
+        if (con_add(&S->cons[k], v)) {
+            *mask |= 1u << (k - c0);
+            continue;
+        }
+        cons_undo(S, claim, *mask);
+        if (!must)
+            return 0;
+        dra_diag_add(S->d, "", 0, 0,
+                     "claim %s, request %s: all devices must be allocated, but device "
+                     "%s/%s/%s does not satisfy the %s constraint on %s",
+                     alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
+                     v->s->pool, v->d->name,
+                     S->cons[k].distinct ? "distinctAttribute" : "matchAttribute", S->cons[k].attr);
+        S->err = DRA_ECONFLICT;
+        return S_ERR;
+    }
+    return 1;
+}
+
+/* Records a placement whose checks all passed. */
+static int push(s_state *S, const s_place *tmpl, const a_qn *consumed)
+{
+    dra_allocator *a = S->a;
+    a_dev *v = &a->devs[tmpl->dev];
+    uint32_t claim = S->reqs[tmpl->req].claim;
+    s_place *p;
+    a_qn *c = NULL;
+    if (consumed && !(c = dra_arena_array(S->ar, v->d->ncaps + 1, sizeof *c)))
+        goto oom;
+    if (dra_grow(a->mem, (void **)&S->pl, &S->cappl, S->npl + 1, sizeof *S->pl))
+        goto oom;
+    if (c)
+        memcpy(c, consumed, v->d->ncaps * sizeof *c);
+    p = &S->pl[S->npl++];
+    *p = *tmpl;
+    p->consumed = c;
+    if (p->charged)
+        charge_att(a, v, 1);
+    if (p->shared) {
+        v->att_shares++;
+        for (size_t k = 0; k < v->d->ncaps; k++)
+            v->cap_att[k] += c[k];
+    } else {
+        v->att_claim = (int32_t)claim;
+    }
+    S->claim_nres[claim]++;
+    return 1;
+oom:
+    cons_undo(S, claim, tmpl->cons_mask);
+    S->err = DRA_ENOMEM;
+    return S_ERR;
+}
+
 /* The per-device checks in Kubernetes' order of cost; side effects only
  * once everything passed. Returns 1 placed, 0 refused, S_ERR on error. */
 static int place(s_state *S, uint32_t ri, uint32_t ai, uint32_t di, int must)
 {
-    dra_allocator *a = S->a;
-    a_dev *v = &a->devs[di];
+    a_dev *v = &S->a->devs[di];
     const s_req *rq = &S->reqs[ri];
     const s_alt *alt = &rq->alts[ai];
-    uint32_t claim = rq->claim, mask = 0, c0 = S->claim_con0[claim];
-    int admin = alt->r->admin_access, shared, charge;
-    a_qn *consumed = NULL;
-    s_place *p;
-
-    if (in_use(v, alt, claim))
+    a_qn buf[33], *consumed = NULL;
+    s_place p;
+    int r;
+    memset(&p, 0, sizeof p);
+    p.dev = di;
+    p.req = ri;
+    p.alt = ai;
+    p.admin = alt->r->admin_access;
+    if (in_use(v, alt, rq->claim))
         return 0;
-    if (!alt->all) {
-        for (size_t i = 0; i < alt->nsel; i++) {
-            int r = alloc_prog_eval(a, alt->sel[i], v, S->d);
-            if (r < 0) {
-                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device %s/%s/%s: selector: %s",
-                             alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
-                             v->s->pool, v->d->name, a->progs[alt->sel[i]].expr);
-                S->err = (dra_err)r;
-                return S_ERR;
-            }
-            if (!r)
-                return 0;
-        }
-    }
+    if ((r = selected(S, alt, v, rq->claim)) != 1)
+        return r;
     if (!alloc_tolerated(v, alt->r))
         return 0;
-    shared = v->multi && !admin;
-    if (shared || alt->r->ncap_requests) {
-        consumed = dra_arena_array(S->ar, v->d->ncaps + 1, sizeof *consumed);
+    p.shared = v->multi && !p.admin;
+    if (p.shared || alt->r->ncap_requests) {
+        /* Capacities per device are at most 32 after validation. */
+        consumed = v->d->ncaps < 33 ? buf : dra_arena_array(S->ar, v->d->ncaps, sizeof *buf);
         if (!consumed) {
             S->err = DRA_ENOMEM;
             return S_ERR;
@@ -278,59 +357,12 @@ static int place(s_state *S, uint32_t ri, uint32_t ai, uint32_t di, int must)
             return 0;
     }
     /* Counters are charged once per device, however many shares it has. */
-    charge = !admin && (!v->multi || (v->excl + v->shares + v->att_shares == 0));
-    if (charge && !alloc_counters_fit(a, v))
+    p.charged = !p.admin && (!v->multi || (v->excl + v->shares + v->att_shares == 0));
+    if (p.charged && !alloc_counters_fit(S->a, v))
         return 0;
-    for (uint32_t k = c0; k < S->claim_con0[claim + 1]; k++) {
-        if (!con_applies(&S->cons[k], rq, alt))
-            continue;
-        if (!con_add(&S->cons[k], v)) {
-            for (uint32_t j = c0; j < k; j++)
-                if (mask & (1u << (j - c0)))
-                    S->cons[j].count--;
-            if (must) {
-                dra_diag_add(S->d, "", 0, 0,
-                             "claim %s, request %s: all devices must be allocated, but device "
-                             "%s/%s/%s does not satisfy the %s constraint on %s",
-                             alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
-                             v->s->pool, v->d->name,
-                             S->cons[k].distinct ? "distinctAttribute" : "matchAttribute",
-                             S->cons[k].attr);
-                S->err = DRA_ECONFLICT;
-                return S_ERR;
-            }
-            return 0;
-        }
-        mask |= 1u << (k - c0);
-    }
-    if (dra_grow(a->mem, (void **)&S->pl, &S->cappl, S->npl + 1, sizeof *S->pl)) {
-        for (uint32_t j = c0; j < S->claim_con0[claim + 1]; j++)
-            if (mask & (1u << (j - c0)))
-                S->cons[j].count--;
-        S->err = DRA_ENOMEM;
-        return S_ERR;
-    }
-    p = &S->pl[S->npl++];
-    memset(p, 0, sizeof *p);
-    p->dev = di;
-    p->req = ri;
-    p->alt = ai;
-    p->admin = admin;
-    p->shared = shared;
-    p->charged = charge;
-    p->cons_mask = mask;
-    p->consumed = consumed;
-    if (charge)
-        charge_att(a, v, 1);
-    if (shared) {
-        v->att_shares++;
-        for (size_t c = 0; c < v->d->ncaps; c++)
-            v->cap_att[c] += consumed[c];
-    } else {
-        v->att_claim = (int32_t)claim;
-    }
-    S->claim_nres[claim]++;
-    return 1;
+    if ((r = cons_add(S, rq, alt, v, must, &p.cons_mask)) != 1)
+        return r;
+    return push(S, &p, p.shared ? consumed : NULL);
 }
 
 /* ---- the search ------------------------------------------------------------------------ */
