@@ -181,12 +181,17 @@ static void test_failmalloc(void **state)
         if (e == DRA_OK)
             e = lib_re_md_new(&fm.mem, &md);
         if (e == DRA_OK) {
+            /* The interpreter (no JIT, e.g. under valgrind) allocates its
+             * frame vector on the first search: that can fail too. */
             long ov[2];
-            assert_int_equal(lib_re_search(re, md, "xxabd1", 6, 0, 0, ov, 2, NULL), 1);
-            assert_int_equal(ov[0], 2);
+            int r = lib_re_search(re, md, "xxabd1", 6, 0, 0, ov, 2, NULL);
             lib_re_md_free(md);
             lib_re_free(re);
             assert_int_equal(fm.live, 0);
+            if (r == -1 && fm.failed)
+                continue;
+            assert_int_equal(r, 1);
+            assert_int_equal(ov[0], 2);
             break;
         }
         assert_int_equal(e, DRA_ENOMEM);
