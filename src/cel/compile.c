@@ -247,8 +247,11 @@ static void comp_equal(compiler *c, const cel_ast *e, int ne)
     /* x == 'k' compares against the constant; 'k' == x too, except when x
      * may be an opaque value (then cel-go's asymmetry applies). */
     if (is_scalar_const(r)) {
+        size_t start = c->ncode;
         comp(c, l);
-        if (!c->rc && c->ncode > 0 && r->cval.kind == CEL_K_STRING &&
+        /* Fuse only when the left operand is that one instruction (not,
+         * say, the last branch of a conditional). */
+        if (!c->rc && c->ncode == start + 1 && r->cval.kind == CEL_K_STRING &&
             (c->code[c->ncode - 1].op == CEL_OP_DEV_FIELD ||
              c->code[c->ncode - 1].op == CEL_OP_DEV_ATTR)) {
             /* Peephole: read the device value and compare in one step.

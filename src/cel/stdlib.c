@@ -5,6 +5,7 @@
  * their C implementation and, where cel-go charges by size, a cost
  * function. Also the optional-value functions.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -163,7 +164,8 @@ static cel_value f_uint(cel_ctx *c, const cel_value *a, size_t n)
             return range_err(c);
         return cel_uint((uint64_t)a[0].u.i);
     case CEL_K_DOUBLE:
-        if (!(a[0].u.d > -1.0 && a[0].u.d < 18446744073709551616.0))
+        /* cel-go: negative (even -0.1) or beyond the uint range fails. */
+        if (!(a[0].u.d >= 0 && a[0].u.d < 18446744073709551616.0))
             return range_err(c);
         return cel_uint((uint64_t)a[0].u.d);
     case CEL_K_STRING:
@@ -190,11 +192,16 @@ static cel_value f_double(cel_ctx *c, const cel_value *a, size_t n)
     case CEL_K_INT: return cel_double((double)a[0].u.i);
     case CEL_K_UINT: return cel_double((double)a[0].u.u);
     case CEL_K_STRING:
-        if (!copy_cstr(&a[0], buf, sizeof buf) || !a[0].n || buf[0] == ' ')
+        /* Go's ParseFloat: no surrounding space, hex only with a p
+         * exponent, out of range (1e400) is an error, underflow is not. */
+        if (!copy_cstr(&a[0], buf, sizeof buf) || !a[0].n || isspace((unsigned char)buf[0]) ||
+            ((strchr(buf, 'x') || strchr(buf, 'X')) && !strchr(buf, 'p') && !strchr(buf, 'P')))
             return cel_err(c, "cannot convert string to double");
         {
-            double d = strtod(buf, &end);
-            if (*end)
+            double d;
+            errno = 0;
+            d = strtod(buf, &end);
+            if (*end || (errno == ERANGE && isinf(d)))
                 return cel_err(c, "cannot convert string to double");
             return cel_double(d);
         }

@@ -119,6 +119,9 @@ static void test_driver_and_attributes(void **state)
     expect(f, "device.attributes.exists_one(d, d == 'resource.kubernetes.io')", 1);
     expect(f, "cel.bind(g, device.attributes['gpu.nvidia.com'], g.type == 'gpu' && g.index == 3)", 1);
     expect(f, "device.attributes['gpu.nvidia.com'].?nope.orValue('x') == 'x'", 1);
+    /* A device value at the end of a conditional is not the whole operand. */
+    expect(f, "(has(device.attributes['gpu.nvidia.com'].index) ? 'h100' : device.driver) == 'h100'", 1);
+    expect(f, "(false ? 'x' : device.attributes['gpu.nvidia.com'].type) == 'gpu'", 1);
 }
 
 static void test_missing(void **state)
