@@ -55,7 +55,7 @@ static dra_api_cel_verdict cel_check(void *ud, const char *expr, char *msg,
 static void usage(dractl_ctx *ctx, FILE *f)
 {
     fprintf(f,
-            "usage: %s validate -f FILE [-f FILE...]\n"
+            "usage: %s validate -f FILE [-f FILE...] [--validate=strict|warn|ignore]\n"
             "\n"
             "Checks resource.k8s.io/v1 objects (ResourceSlice, DeviceClass,\n"
             "ResourceClaim, ResourceClaimTemplate) and Pods with kube-apiserver's\n"
@@ -65,6 +65,9 @@ static void usage(dractl_ctx *ctx, FILE *f)
             "Output, one line each: 'Kind/name: valid', or\n"
             "'Kind/name: field.path: message' for every error of an object,\n"
             "or 'FILE: message' when the input does not decode.\n"
+            "Fields Kubernetes does not define are errors, as with kubectl's\n"
+            "default --validate=strict; 'warn' prints them as warnings,\n"
+            "'ignore' drops them.\n"
             "Exit status: 0 all valid, 1 something invalid, 2 usage or I/O error.\n",
             ctx->progname);
 }
@@ -96,10 +99,31 @@ static void print_diag(dractl_ctx *ctx, const char *prefix, const dra_diag *d)
         fprintf(ctx->out, "%s: ... and %zu more errors\n", prefix, d->dropped);
 }
 
+/* What to do with fields Kubernetes does not define (kubectl's
+ * --validate). */
+enum { UNKNOWN_STRICT, UNKNOWN_WARN, UNKNOWN_IGNORE };
+
+/* Reports the unknown fields of |o|; returns 1 when they make it invalid. */
+static int report_unknown(dractl_ctx *ctx, const char *id, const dra_object *o,
+                          int mode)
+{
+    dra_diag d;
+    size_t n;
+    if (mode == UNKNOWN_IGNORE)
+        return 0;
+    dra_diag_init(&d, NULL);
+    n = dra_api_unknown_fields(o, &d);
+    for (size_t i = 0; i < d.n; i++)
+        fprintf(ctx->out, "%s: %s%s\n", id, mode == UNKNOWN_WARN ? "warning: " : "",
+                d.v[i].msg);
+    dra_diag_fini(&d);
+    return n > 0 && mode == UNKNOWN_STRICT;
+}
+
 /* Validates every object of one input. Returns DRACTL_OK, DRACTL_FAIL, or
  * DRACTL_USAGE when the file cannot be read. */
 static int validate_file(dractl_ctx *ctx, const char *path,
-                         const dra_api_validate_opts *opts)
+                         const dra_api_validate_opts *opts, int unknown)
 {
     size_t len = 0, n = 0;
     char *text = dractl_read_file(ctx, path, &len);
@@ -132,7 +156,10 @@ static int validate_file(dractl_ctx *ctx, const char *path,
         dra_diag_clear(&d);
         e = dra_api_validate_ex(objs[i], NULL, DRA_API_VALIDATE_CREATE, opts, &d);
         if (e == DRA_OK) {
-            fprintf(ctx->out, "%s: valid\n", id);
+            if (report_unknown(ctx, id, objs[i], unknown))
+                rc = DRACTL_FAIL;
+            else
+                fprintf(ctx->out, "%s: valid\n", id);
         } else if (e == DRA_ENOMEM) {
             dractl_errorf(ctx, "%s: %s: out of memory", name, id);
             rc = DRACTL_USAGE;
@@ -141,6 +168,7 @@ static int validate_file(dractl_ctx *ctx, const char *path,
             print_diag(ctx, id, &d);
             if (d.n == 0)
                 fprintf(ctx->out, "%s: %s\n", id, dra_strerror(e));
+            report_unknown(ctx, id, objs[i], unknown);
             rc = DRACTL_FAIL;
         }
     }
@@ -157,13 +185,27 @@ out:
 
 int cmd_validate(dractl_ctx *ctx, int argc, char **argv)
 {
-    int rc = DRACTL_OK, nfiles = 0;
+    int rc = DRACTL_OK, nfiles = 0, unknown = UNKNOWN_STRICT;
     cel_checker cel = {NULL, 0};
     dra_api_validate_opts opts = {cel_check, &cel};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(ctx, ctx->out);
             return DRACTL_OK;
+        }
+        if (!strncmp(argv[i], "--validate=", 11)) {
+            const char *m = argv[i] + 11;
+            if (!strcmp(m, "strict") || !strcmp(m, "true"))
+                unknown = UNKNOWN_STRICT;
+            else if (!strcmp(m, "warn"))
+                unknown = UNKNOWN_WARN;
+            else if (!strcmp(m, "ignore") || !strcmp(m, "false"))
+                unknown = UNKNOWN_IGNORE;
+            else {
+                dractl_errorf(ctx, "validate: --validate must be strict, warn or ignore");
+                return DRACTL_USAGE;
+            }
+            continue;
         }
         if (strcmp(argv[i], "-f") && strcmp(argv[i], "--filename")) {
             dractl_errorf(ctx, "validate: unexpected argument '%s'", argv[i]);
@@ -180,8 +222,10 @@ int cmd_validate(dractl_ctx *ctx, int argc, char **argv)
         usage(ctx, ctx->err);
         return DRACTL_USAGE;
     }
-    for (int i = 2; i < argc; i += 2) {
-        int r = validate_file(ctx, argv[i], &opts);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-f") && strcmp(argv[i], "--filename"))
+            continue;
+        int r = validate_file(ctx, argv[++i], &opts, unknown);
         /* Usage/I/O trouble outranks an invalid object. */
         if (r == DRACTL_USAGE || (r == DRACTL_FAIL && rc == DRACTL_OK))
             rc = r;

@@ -81,6 +81,27 @@ grep -q '^DeviceClass/cel: spec.selectors\[1\].cel.expression: Invalid value: "1
     fail "CEL result type: $(cat "$T/out")"
 grep -q 'selectors\[2\]' "$T/out" && fail "good CEL rejected: $(cat "$T/out")"
 
+# Unknown fields: errors by default (kubectl's --validate=strict), or
+# warnings, or ignored.
+cat >"$T/unknown.yaml" <<'YAML'
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: typo
+spec:
+  selector: []
+YAML
+expect 1 $RUN "$DRACTL" validate -f "$T/unknown.yaml"
+printf '%s\n' 'DeviceClass/typo: unknown field "spec.selector"' >"$T/want"
+cmp -s "$T/want" "$T/out" || fail "strict unknown field: $(cat "$T/out")"
+expect 0 $RUN "$DRACTL" validate --validate=warn -f "$T/unknown.yaml"
+printf '%s\n' 'DeviceClass/typo: warning: unknown field "spec.selector"' 'DeviceClass/typo: valid' >"$T/want"
+cmp -s "$T/want" "$T/out" || fail "warn unknown field: $(cat "$T/out")"
+expect 0 $RUN "$DRACTL" validate -f "$T/unknown.yaml" --validate=ignore
+printf '%s\n' 'DeviceClass/typo: valid' >"$T/want"
+cmp -s "$T/want" "$T/out" || fail "ignore unknown field: $(cat "$T/out")"
+expect 2 $RUN "$DRACTL" validate --validate=maybe -f "$T/unknown.yaml"
+
 # Input that does not decode: exit 1 with the position.
 printf 'apiVersion: resource.k8s.io/v1\nkind: [\n' >"$T/bad.yaml"
 expect 1 $RUN "$DRACTL" validate -f "$T/bad.yaml"
