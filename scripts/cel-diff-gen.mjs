@@ -51,6 +51,14 @@ const PATTERNS = [
   "(?i)nvidia", "\\d{2}", "^.{3,5}$", "a|b", "[[:alpha:]]+", "^\\s", "é",
 ];
 
+const DOUBLES = ["0.0", "1.5", "-2.25", "1e6", "1e21", "0.1", "123456789.0", "1e-7", "100000.0",
+  "9007199254740993.0", "1.7976931348623157e308", "2.5e-5", "3.0", "0.5", "1e100"];
+const FLOAT_STRINGS = ["1.5", "1e3", "-0.0", "inf", "-Infinity", "NaN", " 1", "1e400", ".5", "5.",
+  "0x10", "1_000", "", "abc", "+2.5e-3", "1e-400"];
+const UINTS = ["0", "1", "2", "7", "100", "4294967296", "9223372036854775808", "18446744073709551615"];
+export const MAP_KEYS = ["a", "b", "gpu", "namespace", "x.y.z"];
+const MAP_IDS = MAP_KEYS.filter((k) => /^\w+$/.test(k)); // usable as `.key`
+
 // ---- devices ---------------------------------------------------------------
 // Attribute catalogue: domain -> [id, kind]. "mixed" ids hold a string on
 // some devices and an int on others, so the same expression meets different
@@ -114,6 +122,30 @@ export function strLit(s) {
   }
   return out + "'";
 }
+
+// The same string written in one of CEL's other literal forms: double
+// quotes, triple quotes, raw, or with \u, \U, \x and octal escapes.
+export function strLitVariant(r, s) {
+  const plain = /^[^'"\\\n]*$/.test(s);
+  switch (r.int(5)) {
+    case 0: return plain ? `"${s}"` : strLit(s);
+    case 1: return plain ? `'''${s}'''` : strLit(s);
+    case 2: return plain ? `r'${s}'` : strLit(s);
+    case 3: {
+      let out = "'";
+      for (const ch of s) {
+        const c = ch.codePointAt(0);
+        if (c > 0xffff) out += "\\U" + c.toString(16).padStart(8, "0");
+        else if (c > 0x7f) out += "\\u" + c.toString(16).padStart(4, "0");
+        else if (/[A-Za-z]/.test(ch) && r.chance(0.3)) out += r.chance(0.5) ? "\\x" + c.toString(16) : "\\" + c.toString(8).padStart(3, "0");
+        else if (ch === "'" || ch === "\\") out += "\\" + ch;
+        else out += ch;
+      }
+      return out + "'";
+    }
+    default: return strLit(s);
+  }
+}
 // INT64_MIN has no positive literal; CEL accepts the negated form directly.
 export const intLit = (v) => (v < 0n ? `-${-v}` : `${v}`);
 
@@ -139,6 +171,9 @@ export class Gen {
       case "dyn": return this.dynAttr(depth - 1);
       case "lint": return leaf ? this.listLit("int") : this.listNode("int", depth - 1);
       case "lstr": return leaf ? this.listLit("astr") : this.listNode("astr", depth - 1);
+      case "dbl": return leaf ? this.dblLeaf() : this.dblNode(depth - 1);
+      case "uint": return leaf ? this.uintLeaf() : this.uintNode(depth - 1);
+      case "mint": return this.mapLit(depth - 1);
       default: throw new Error(`type ${type}`);
     }
   }
@@ -194,7 +229,26 @@ export class Gen {
   boolNode(d) {
     const r = this.r;
     const g = (t) => this.gen(t, d);
-    switch (r.int(16)) {
+    switch (r.int(16) + (r.chance(0.35) ? 16 : 0)) {
+      case 16: return `(${g("dbl")} ${r.pick(["==", "!=", "<", "<=", ">", ">="])} ${g("dbl")})`;
+      case 17: return `(${g(r.pick(["int", "uint", "dbl"]))} ${r.pick(["<", "<=", ">", ">="])} ${g(r.pick(["int", "uint", "dbl"]))})`;
+      case 18: return `(${g("uint")} ${r.pick(["==", "!=", "<", ">="])} ${g("uint")})`;
+      case 19: return `(dyn(${g(r.pick(["int", "uint", "dbl", "str", "bool"]))}) ${r.pick(["==", "!="])} ${g(r.pick(["int", "uint", "dbl", "str", "bool"]))})`;
+      case 20: return `(type(${r.chance(0.5) ? g("dyn") : `dyn(${g(r.pick(["int", "uint", "dbl", "str", "lint"]))})`}) == ${r.pick(["int", "uint", "double", "string", "bool", "list", "map"])})`;
+      case 21: return `(${g("str")} in ${g("mint")})`;
+      case 22: return `has(${g("mint")}.${r.pick(MAP_IDS)})`;
+      case 23: return `${g("mint")}.${r.pick(["exists", "all", "exists_one"])}(${this.boundBody("astr", d)})`;
+      case 24: return `(${g("mint")} ${r.pick(["==", "!="])} ${g("mint")})`;
+      case 25: return `(${g("bool")} ${r.pick(["<", "<=", ">", ">="])} ${g("bool")})`;
+      case 26: return `(dyn(${g("int")}) in [${g("dbl")}, ${g("dbl")}])`;
+      case 27: return `(${g("lint")} ${r.pick(["==", "!="])} ${g("lint")})`;
+      case 28: return `matches(${g("str")}, ${strLit(r.pick(PATTERNS))})`;
+      case 29: return `(${g("dyn")} in ${r.chance(0.5) ? g("lint") : g("lstr")})`;
+      case 30: {
+        const lt = r.pick(["lint", "lstr"]);
+        return `${g(lt)}.exists_one(${this.boundBody(lt === "lint" ? "int" : "astr", d)})`;
+      }
+      case 31: return `(${g("dbl")} ${r.pick(["<", ">"])} ${g("int")})`;
       case 0: return `(${g("bool")} && ${g("bool")})`;
       case 1: return `(${g("bool")} || ${g("bool")})`;
       case 2: return `!${g("bool")}`;
@@ -241,6 +295,60 @@ export class Gen {
     return intLit(BigInt(this.r.int(9) - 2));
   }
 
+  // "v, <bool predicate over v>" with v a fresh variable of |type|.
+  boundBody(type, d) {
+    const name = `v${this.nvar++}`;
+    this.vars.push({ name, type });
+    const body = this.gen("bool", d);
+    this.vars.pop();
+    return `${name}, ${body}`;
+  }
+
+  dblLeaf() {
+    const r = this.r;
+    switch (r.int(4)) {
+      case 0: return `double(${r.chance(0.5) ? this.intLeaf() : this.dynAttr(0)})`;
+      case 1: return `double(${strLit(r.pick(FLOAT_STRINGS))})`;
+      default: return r.pick(DOUBLES);
+    }
+  }
+
+  dblNode(d) {
+    const r = this.r;
+    const g = (t) => this.gen(t, d);
+    switch (r.int(5)) {
+      case 0: case 1: return `(${g("dbl")} ${r.pick(["+", "-", "*", "/"])} ${g("dbl")})`;
+      case 2: return `-(${g("dbl")})`;
+      case 3: return `(${g("bool")} ? ${g("dbl")} : ${g("dbl")})`;
+      default: return `double(${g(r.pick(["int", "uint", "str"]))})`;
+    }
+  }
+
+  uintLeaf() {
+    const r = this.r;
+    return r.chance(0.8) ? `${r.pick(UINTS)}u` : `uint(${r.chance(0.5) ? this.intLeaf() : this.dynAttr(0)})`;
+  }
+
+  uintNode(d) {
+    const r = this.r;
+    const g = (t) => this.gen(t, d);
+    switch (r.int(5)) {
+      case 0: case 1: return `(${g("uint")} ${r.pick(["+", "-", "*", "/", "%"])} ${g("uint")})`;
+      case 2: return `(${g("bool")} ? ${g("uint")} : ${g("uint")})`;
+      case 3: return `uint(${g(r.pick(["dbl", "str"]))})`;
+      default: return `uint(${g("int")})`;
+    }
+  }
+
+  // A map(string, int) literal (keys from a small pool, so lookups hit
+  // and miss; duplicate keys are avoided, cel-go rejects them).
+  mapLit(d) {
+    const r = this.r;
+    const keys = MAP_KEYS.filter(() => r.chance(0.5));
+    const entries = keys.map((k) => `${strLit(k)}: ${d > 0 ? this.gen("int", d - 1) : this.intLeaf()}`);
+    return `{${entries.join(", ")}}`;
+  }
+
   intLeaf() {
     const r = this.r;
     const v = this.varOf("int");
@@ -251,7 +359,12 @@ export class Gen {
   intNode(d) {
     const r = this.r;
     const g = (t) => this.gen(t, d);
-    switch (r.int(10)) {
+    switch (r.int(10) + (r.chance(0.3) ? 10 : 0)) {
+      case 10: return `int(${g("dbl")})`;
+      case 11: return `int(${g("uint")})`;
+      case 12: return `${g("mint")}[${g("str")}]`;
+      case 13: return `size(${g("mint")})`;
+      case 14: return `${g("mint")}.${r.pick(MAP_IDS)}`;
       case 0: case 1: return `(${g("int")} ${r.pick(["+", "-", "*"])} ${g("int")})`;
       case 2: return `(${g("int")} ${r.pick(["/", "%"])} ${g("int")})`;
       case 3: return `-(${g("int")})`; // never `--9223372036854775808`: a parse error
@@ -269,7 +382,7 @@ export class Gen {
     const v = this.varOf(ascii ? "astr" : "str");
     if (v) return v;
     if (r.chance(0.2)) return "device.driver";
-    return strLit(!ascii && r.chance(0.25) ? r.pick(UNICODE_STRINGS) : r.pick(ASCII_STRINGS));
+    return strLitVariant(r, !ascii && r.chance(0.25) ? r.pick(UNICODE_STRINGS) : r.pick(ASCII_STRINGS));
   }
 
   strNode(d, ascii) {
@@ -281,7 +394,7 @@ export class Gen {
       case 2: return `${g(s)}.${r.pick(["lowerAscii", "upperAscii", "trim"])}()`;
       case 3: return `${g(s)}.substring(${this.smallInt()}${r.chance(0.5) ? `, ${this.smallInt()}` : ""})`;
       case 4: return `${g(s)}.charAt(${this.smallInt()})`;
-      case 5: return `string(${g("int")})`;
+      case 5: return `string(${g(r.pick(["int", "int", "dbl", "uint"]))})`;
       case 6: return `${g(s)}.replace(${strLit(r.pick(ASCII_STRINGS))}, ${g(s)}${r.chance(0.3) ? `, ${this.smallInt()}` : ""})`;
       case 7: return `${g("lstr")}.join(${r.chance(0.5) ? strLit(r.pick([",", "", "-"])) : ""})`;
       default: return ascii ? `(${g("bool")} ? ${g("astr")} : ${g("astr")})` : `string(${this.dynAttr(d)})`;

@@ -14,8 +14,48 @@
 const MIN_INT = -9223372036854775808n;
 const MAX_INT = 9223372036854775807n;
 
-export function oracleCorrections(cel) {
-  const { INT, STRING } = cel.CelScalar;
+// Go's strconv.FormatFloat(f, 'g', -1, 64), which cel-go's string(double)
+// uses: shortest digits, exponent form when exp < -4 or exp >= 6 (not JS's
+// 21), two-digit exponents, "+Inf", "-Inf", "NaN", "-0".
+export function goFormatG(f) {
+  if (Number.isNaN(f)) return "NaN";
+  if (f === Infinity) return "+Inf";
+  if (f === -Infinity) return "-Inf";
+  if (f === 0) return Object.is(f, -0) ? "-0" : "0";
+  let [m, x] = f.toExponential().split("e");
+  const exp = Number(x);
+  const sign = m.startsWith("-") ? "-" : "";
+  const digits = m.replace("-", "").replace(".", "");
+  if (exp < -4 || exp >= 6) {
+    const e = Math.abs(exp);
+    return `${sign}${digits[0]}${digits.length > 1 ? "." + digits.slice(1) : ""}e${exp < 0 ? "-" : "+"}${e < 10 ? "0" : ""}${e}`;
+  }
+  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+  const int = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+  const frac = digits.slice(exp + 1);
+  return `${sign}${int}${frac ? "." + frac : ""}`;
+}
+
+// Go's strconv.ParseFloat(s, 64) syntax, decimal part (the generator never
+// writes hex floats, which need a p exponent): sign, digits with an
+// optional fraction or a leading-dot fraction, optional exponent, with
+// single underscores allowed between digits as in Go literals ("1_000");
+// "inf"/"infinity" with an optional sign and "nan", any case. A value out
+// of the double range is an error (ErrRange), as cel-go reports it.
+const GO_DIGITS = "\\d+(?:_\\d+)*";
+const GO_FLOAT = new RegExp(`^[+-]?(?:${GO_DIGITS}(?:\\.(?:${GO_DIGITS})?)?|\\.${GO_DIGITS})(?:[eE][+-]?${GO_DIGITS})?$`);
+function goParseFloat(s) {
+  if (/^[+-]?(inf|infinity)$/i.test(s)) return s.startsWith("-") ? -Infinity : Infinity;
+  if (/^nan$/i.test(s)) return NaN;
+  if (!GO_FLOAT.test(s)) return null;
+  const v = Number(s.replaceAll("_", ""));
+  return Number.isFinite(v) ? v : null;
+}
+
+// |RE2JS| is @bufbuild/re2's engine, the one the oracle's own
+// `string.matches` uses.
+export function oracleCorrections(cel, RE2JS) {
+  const { INT, UINT, DOUBLE, STRING, BOOL } = cel.CelScalar;
   const fail = (msg) => {
     throw cel.celError(msg);
   };
@@ -30,6 +70,28 @@ export function oracleCorrections(cel) {
     // cel-go parses int(string) with strconv.ParseInt(s, 10, 64): optional
     // sign and decimal digits only. The oracle uses JS BigInt(), which
     // accepts '' and ' ' (as 0), surrounding blanks and 0x/0o/0b prefixes.
+    // cel-go declares matches() as a global function too; the oracle only
+    // has the receiver form.
+    cel.celFunc("matches", [STRING, STRING], BOOL, (str, re) => RE2JS.compile(re).test(str)),
+    cel.celFunc("string", [DOUBLE], STRING, (f) => goFormatG(f)),
+    // The oracle range-checks uint division against the *int* range:
+    // 9223372036854775808u / 1u fails with "int overflow".
+    cel.celFunc("_/_", [UINT, UINT], UINT, (l, r) => {
+      if (r.value === 0n) fail("divide by zero");
+      return cel.celUint(l.value / r.value);
+    }),
+    cel.celFunc("double", [STRING], DOUBLE, (s) => {
+      const v = goParseFloat(s);
+      if (v === null) fail(`cannot convert '${s}' to double`);
+      return v;
+    }),
+    // strconv.ParseUint(s, 10, 64): decimal digits only, no sign.
+    cel.celFunc("uint", [STRING], UINT, (s) => {
+      if (!/^[0-9]+$/.test(s)) fail(`cannot convert '${s}' to uint`);
+      const v = BigInt(s);
+      if (v > 18446744073709551615n) fail("unsigned integer overflow");
+      return cel.celUint(v);
+    }),
     cel.celFunc("int", [STRING], INT, (s) => {
       if (!/^[+-]?[0-9]+$/.test(s)) fail(`cannot convert '${s}' to int`);
       const v = BigInt(s);

@@ -53,7 +53,8 @@ function parseArgs(argv) {
 async function oracle(prefix) {
   const cel = await importPackage(prefix, "@bufbuild/cel");
   const { strings } = await importPackage(prefix, "@bufbuild/cel", "./ext");
-  const env = cel.celEnv({ funcs: [...strings, ...oracleCorrections(cel)] });
+  const { RE2JS } = await importPackage(prefix, "@bufbuild/re2");
+  const env = cel.celEnv({ funcs: [...strings, ...oracleCorrections(cel, RE2JS)] });
   const scalar = (v) => ("int" in v ? v.int : "bool" in v ? v.bool : "string" in v ? v.string : v.version);
   // Every domain an expression can name is present (maybe empty), which is
   // what the DRA outer-map lookup does; the generator never asks the outer
@@ -91,6 +92,21 @@ async function oracle(prefix) {
 function literal(cel, v) {
   if (typeof v === "bigint") return intLit(v);
   if (typeof v === "string") return strLit(v);
+  if (typeof v === "number") {
+    if (!Number.isFinite(v)) return null;
+    const t = String(Math.abs(v));
+    return (v < 0 ? "-" : "") + (/[.e]/.test(t) ? t : `${t}.0`);
+  }
+  if (cel.isCelUint(v)) return `${v.value}u`;
+  if (cel.isCelMap(v)) {
+    const items = [];
+    for (const [k, x] of v) {
+      const lk = literal(cel, k), lx = literal(cel, x);
+      if (lk === null || lx === null) return null;
+      items.push(`${lk}: ${lx}`);
+    }
+    return `{${items.join(", ")}}`;
+  }
   if (cel.isCelList(v)) {
     const items = [];
     for (const x of v) {
@@ -120,11 +136,11 @@ function makeCases(o, orc) {
     if (r.chance(0.5)) {
       expr = g.gen("bool", 1 + r.int(4));
     } else {
-      const t = r.pick(["int", "int", "str", "astr", "lint", "lstr"]);
+      const t = r.pick(["int", "int", "str", "astr", "lint", "lstr", "dbl", "uint", "mint"]);
       const e = g.gen(t, 1 + r.int(3));
       const pre = orc.evaluate(e, inputs[dev]);
       let lit = pre.kind === "V" ? literal(orc.cel, pre.value) : null;
-      if (lit === null) lit = t === "int" ? "0" : t === "lint" || t === "lstr" ? "[]" : "''";
+      if (lit === null) lit = { int: "0", dbl: "0.0", uint: "0u", lint: "[]", lstr: "[]", mint: "{}" }[t] ?? "''";
       expr = r.chance(0.8) ? `(${e}) == ${lit}` : `(${e}) != ${lit}`;
     }
     const want = orc.evaluate(expr, inputs[dev]);
