@@ -97,12 +97,16 @@ void dra_failmem_init(dra_failmem *fm, long fail_after);
 
 /* ---- arena ------------------------------------------------------------
  * Bump allocator for things that die together (a document, an AST, a
- * request). Memory is 16-byte aligned and freed only by fini/reset. */
+ * request). Memory is 16-byte aligned and freed only by fini/reset.
+ * Blocks start small (256 bytes) and double up to 64 KiB, so the many
+ * tiny arenas (one per prepared device, say) stay tiny while big ones
+ * still allocate rarely. */
 typedef struct dra_arena_block dra_arena_block;
 typedef struct dra_arena {
     const dra_mem *mem;
     dra_arena_block *head;
     size_t used, total; /* bytes handed out; bytes held in blocks */
+    size_t next_block;  /* size of the next block; 0 before the first */
 } dra_arena;
 
 void dra_arena_init(dra_arena *a, const dra_mem *mem);

@@ -6,7 +6,8 @@
 #include "dra/base.h"
 
 #define ARENA_ALIGN 16u
-#define ARENA_BLOCK 8192u
+#define ARENA_FIRST_BLOCK 256u
+#define ARENA_MAX_BLOCK 65536u
 
 struct dra_arena_block {
     dra_arena_block *next;
@@ -40,6 +41,8 @@ void dra_arena_reset(dra_arena *a)
 {
     if (!a->head)
         return;
+    /* The newest block is the biggest regular one; later blocks keep
+     * growing from there. */
     free_blocks(a->mem, a->head->next);
     a->head->next = NULL;
     a->head->used = 0;
@@ -58,13 +61,19 @@ void *dra_arena_alloc(dra_arena *a, size_t size)
     if (size == 0)
         size = ARENA_ALIGN;
     if (!b || b->size - b->used < size) {
-        bsize = size > ARENA_BLOCK / 4 ? size : ARENA_BLOCK;
+        size_t step = a->next_block ? a->next_block : ARENA_FIRST_BLOCK;
+        int dedicated = size > step / 2;
+        bsize = dedicated ? size : step;
         b = dra_malloc(a->mem, sizeof *b + bsize);
         if (!b)
             return NULL;
         b->size = bsize;
         b->used = 0;
-        if (bsize != ARENA_BLOCK && a->head) {
+        /* Grow after dedicated blocks too, so an arena of mid-sized
+         * objects soon gets blocks that hold several of them. */
+        if (step < ARENA_MAX_BLOCK)
+            a->next_block = step * 2;
+        if (dedicated && a->head) {
             /* A dedicated block goes behind the current one, which keeps
              * serving small requests. */
             b->next = a->head->next;
