@@ -28,18 +28,33 @@ typedef enum reason {
     R_N
 } reason;
 
-static const char *const reason_text[R_N] = {
-    "do not match the device class",
-    "do not match the request's selectors",
-    "make a selector fail with an error",
-    "are in a resource pool that is incomplete (being updated)",
-    "are in an invalid resource pool",
-    "are not available on this node",
-    "are already allocated",
-    "have taints the request does not tolerate",
-    "do not have enough remaining capacity",
-    "would exceed their pool's shared counters",
-    "are usable",
+static const char *const reason_text[2][R_N] = {
+    {
+        "do not match the device class",
+        "do not match the request's selectors",
+        "make a selector fail with an error",
+        "are in a resource pool that is incomplete (being updated)",
+        "are in an invalid resource pool",
+        "are not available on this node",
+        "are already allocated",
+        "have taints the request does not tolerate",
+        "do not have enough remaining capacity",
+        "would exceed their pool's shared counters",
+        "are usable",
+    },
+    { /* one device */
+        "does not match the device class",
+        "does not match the request's selectors",
+        "makes a selector fail with an error",
+        "is in a resource pool that is incomplete (being updated)",
+        "is in an invalid resource pool",
+        "is not available on this node",
+        "is already allocated",
+        "has taints the request does not tolerate",
+        "does not have enough remaining capacity",
+        "would exceed its pool's shared counters",
+        "is usable",
+    },
 };
 
 typedef struct tally {
@@ -119,7 +134,7 @@ static void put_tally(dra_buf *b, const tally *t)
     for (int r = 0; r < R_N; r++) {
         if (!t->n[r])
             continue;
-        dra_buf_printf(b, "%s %zu %s", first ? ":" : ";", t->n[r], reason_text[r]);
+        dra_buf_printf(b, "%s %zu %s", first ? ":" : ";", t->n[r], reason_text[t->n[r] == 1][r]);
         first = 0;
         for (int k = 0; k < 3 && t->ex[r][k] && r != R_CLASS; k++)
             dra_buf_printf(b, "%s%s/%s/%s", k ? ", " : " (e.g. ", t->ex[r][k]->s->driver,
