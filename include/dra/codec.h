@@ -103,6 +103,21 @@ dra_err dra_doc_flatten_lists(dra_arena *a, dra_doc ***docs, size_t *n);
 dra_err dra_doc_to_json(const dra_doc *doc, int indent, dra_buf *out);
 dra_err dra_doc_to_yaml(const dra_doc *doc, dra_buf *out);
 
+/* Key orders kubectl prints maps in. JSON: encoding/json sorts map keys
+ * bytewise. YAML: kubectl -o yaml goes through go-yaml v2, which sorts
+ * keys "naturally" (digits and punctuation before letters, digit runs by
+ * numeric value: "a2" < "a10"). */
+typedef enum dra_doc_order {
+    DRA_DOC_ORDER_BYTES,
+    DRA_DOC_ORDER_YAML
+} dra_doc_order;
+
+/* Sorts every map in |doc| (recursively, in place) into |order|, so the
+ * encoders print what kubectl prints for an unstructured object. Shared
+ * alias subtrees are sorted once per visit (idempotent). DRA_EINVAL for
+ * NULL, DRA_ELIMIT beyond DRA_DOC_MAX_DEPTH. No allocation. */
+dra_err dra_doc_sort_keys(dra_doc *doc, dra_doc_order order);
+
 /* Lookups on a map node; NULL when |map| is not a map or lacks the key. */
 const dra_doc *dra_doc_get(const dra_doc *map, const char *key);
 

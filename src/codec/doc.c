@@ -1,6 +1,7 @@
 /* The document model shared by the JSON and YAML codecs: node builders,
  * lookup and deep equality. Every node lives in a caller-owned arena. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codec_int.h"
@@ -271,4 +272,112 @@ int dra_doc_equal(const dra_doc *x, const dra_doc *y)
     default:
         return 0;
     }
+}
+
+/* ---- key order ------------------------------------------------------------ */
+
+static int cmp_bytes(const void *x, const void *y)
+{
+    const dra_doc_member *a = x, *b = y;
+    size_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
+    int c = memcmp(a->key, b->key, n);
+    if (c)
+        return c;
+    return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
+}
+
+/* Decodes the code point at s[*i] (invalid bytes count as themselves). */
+static uint32_t next_cp(const char *s, size_t len, size_t *i)
+{
+    uint32_t cp;
+    int w = codec_utf8_dec((const unsigned char *)s + *i, len - *i, &cp);
+    if (w <= 0) {
+        cp = (unsigned char)s[*i];
+        w = 1;
+    }
+    *i += (size_t)w;
+    return cp;
+}
+
+/* unicode.IsLetter, exact for ASCII; other scripts count as letters
+ * except the general punctuation and symbol blocks. */
+static int is_letter(uint32_t c)
+{
+    if (c < 0x80)
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    return !(c <= 0xBF || (c >= 0x2000 && c <= 0x2BFF) || (c >= 0x3000 && c <= 0x303F));
+}
+
+static int is_digit(uint32_t c) { return c >= '0' && c <= '9'; }
+
+/* go-yaml v2's keyList.Less for string keys: other characters sort
+ * before letters, and runs of digits compare as numbers ("a2" < "a10"). */
+static int cmp_yaml(const void *x, const void *y)
+{
+    const dra_doc_member *a = x, *b = y;
+    size_t i = 0, j = 0;
+    uint32_t prev = 0;
+    int prev_digit_nonzero = 0;
+    while (i < a->keylen && j < b->keylen) {
+        size_t i0 = i, j0 = j;
+        uint32_t ca = next_cp(a->key, a->keylen, &i), cb = next_cp(b->key, b->keylen, &j);
+        int al, bl;
+        int64_t an = 0, bn = 0;
+        size_t ai, bi;
+        if (ca == cb) {
+            if (is_digit(ca))
+                prev_digit_nonzero = prev_digit_nonzero || ca != '0';
+            else
+                prev_digit_nonzero = 0;
+            prev = ca;
+            continue;
+        }
+        al = is_letter(ca), bl = is_letter(cb);
+        if (al && bl)
+            return ca < cb ? -1 : 1;
+        if (al || bl)
+            return bl ? -1 : 1; /* other characters sort before letters */
+        /* A zero inside a number that started with a non-zero digit
+         * keeps the numeric comparison going (go-yaml's an = bn = 1). */
+        if ((ca == '0' || cb == '0') && is_digit(prev) && prev_digit_nonzero)
+            an = bn = 1;
+        for (ai = i0; ai < a->keylen && is_digit((unsigned char)a->key[ai]); ai++)
+            an = an * 10 + (a->key[ai] - '0');
+        for (bi = j0; bi < b->keylen && is_digit((unsigned char)b->key[bi]); bi++)
+            bn = bn * 10 + (b->key[bi] - '0');
+        if (an != bn)
+            return an < bn ? -1 : 1;
+        if (ai - i0 != bi - j0)
+            return ai - i0 < bi - j0 ? -1 : 1;
+        return ca < cb ? -1 : 1;
+    }
+    (void)prev;
+    return (a->keylen - i) == 0 && (b->keylen - j) != 0 ? -1
+         : (a->keylen - i) != 0 && (b->keylen - j) == 0 ? 1 : 0;
+}
+
+static dra_err sort_rec(dra_doc *d, dra_doc_order order, int depth)
+{
+    dra_err err;
+    if (depth > DRA_DOC_MAX_DEPTH)
+        return DRA_ELIMIT;
+    if (d->kind == DRA_DOC_LIST) {
+        for (size_t i = 0; i < d->u.list.n; i++)
+            if ((err = sort_rec(d->u.list.items[i], order, depth + 1)) != DRA_OK)
+                return err;
+    } else if (d->kind == DRA_DOC_MAP && d->u.map.n) {
+        qsort(d->u.map.m, d->u.map.n, sizeof *d->u.map.m,
+              order == DRA_DOC_ORDER_YAML ? cmp_yaml : cmp_bytes);
+        for (size_t i = 0; i < d->u.map.n; i++)
+            if ((err = sort_rec(d->u.map.m[i].val, order, depth + 1)) != DRA_OK)
+                return err;
+    }
+    return DRA_OK;
+}
+
+dra_err dra_doc_sort_keys(dra_doc *doc, dra_doc_order order)
+{
+    if (!doc)
+        return DRA_EINVAL;
+    return sort_rec(doc, order, 0);
 }

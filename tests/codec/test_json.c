@@ -292,6 +292,37 @@ static void test_builders_equal(void **state)
     dra_arena_fini(&a);
 }
 
+static void check_order(const char *json, dra_doc_order order, const char *want)
+{
+    dra_arena a;
+    dra_doc *d;
+    dra_buf b;
+    dra_arena_init(&a, NULL);
+    dra_buf_init(&b, NULL);
+    d = parse_ok(&a, json);
+    assert_int_equal(dra_doc_sort_keys(d, order), DRA_OK);
+    assert_int_equal(dra_doc_to_json(d, 0, &b), DRA_OK);
+    assert_string_equal(b.p, want);
+    dra_buf_fini(&b);
+    dra_arena_fini(&a);
+}
+
+static void test_sort_keys(void **state)
+{
+    static const char in[] = "{\"kind\":1,\"b\":2,\"a10\":3,\"a2\":4,\"_x\":5,\"10\":6,"
+                             "\"2\":7,\"apiVersion\":{\"z\":[{\"y\":1,\"x\":2}],\"a\":0},\"A\":9}";
+    (void)state;
+    check_order(in, DRA_DOC_ORDER_BYTES,
+                "{\"10\":6,\"2\":7,\"A\":9,\"_x\":5,\"a10\":3,\"a2\":4,"
+                "\"apiVersion\":{\"a\":0,\"z\":[{\"x\":2,\"y\":1}]},\"b\":2,\"kind\":1}");
+    check_order(in, DRA_DOC_ORDER_YAML,
+                "{\"_x\":5,\"2\":7,\"10\":6,\"A\":9,\"a2\":4,\"a10\":3,"
+                "\"apiVersion\":{\"a\":0,\"z\":[{\"x\":2,\"y\":1}]},\"b\":2,\"kind\":1}");
+    check_order("{\"x10\":1,\"x9\":2,\"x09\":3,\"x010\":4,\"ab\":5,\"a\":6}", DRA_DOC_ORDER_YAML,
+                "{\"a\":6,\"ab\":5,\"x9\":2,\"x09\":3,\"x10\":1,\"x010\":4}");
+    assert_int_equal(dra_doc_sort_keys(NULL, DRA_DOC_ORDER_YAML), DRA_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_encode),
         cmocka_unit_test(test_roundtrip_files),
         cmocka_unit_test(test_builders_equal),
+        cmocka_unit_test(test_sort_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
