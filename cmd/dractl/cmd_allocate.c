@@ -14,6 +14,7 @@
  * and pod-claim name, so runs are reproducible. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "dra/alloc.h"
 #include "dra/api.h"
@@ -52,12 +53,30 @@ typedef struct run {
     const char *node;
     int explain_only;
     int failed;
+    double timeout_s;      /* per allocation; 0: none */
+    double deadline;       /* CLOCK_MONOTONIC seconds */
+    unsigned long long max_steps;
 } run;
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The allocator reads no clock; this callback holds the deadline. */
+static int past_deadline(void *ud)
+{
+    const run *r = ud;
+    return r->timeout_s > 0 && mono_now() > r->deadline ? DRA_ETIMEOUT : 0;
+}
 
 static void usage(dractl_ctx *ctx, FILE *f, int explain_only)
 {
     fprintf(f,
-            "usage: %s %s -f FILE [-f FILE...] [--node NAME]\n"
+            "usage: %s %s -f FILE [-f FILE...] [--node NAME] [--timeout SECONDS]\n"
+            "       [--max-steps N]\n"
             "\n"
             "Allocates devices for every unallocated ResourceClaim in the inputs, as\n"
             "the scheduler would: ResourceSlices, DeviceClasses, Nodes, claims that\n"
@@ -66,6 +85,8 @@ static void usage(dractl_ctx *ctx, FILE *f, int explain_only)
             "<pod>-<claim>-<5 characters from a hash>). A pod's claims go on one\n"
             "node: its spec.nodeName, --node, or the first node by name where they\n"
             "all fit. Other claims are allocated one by one the same way.\n"
+            "--timeout bounds each allocation's time (like the scheduler's filter\n"
+            "timeout), --max-steps its search (default 1000000 device tries).\n"
             "\n"
             "%s\n"
             "Exit status: 0 all allocated, 1 something could not be, 2 usage or I/O.\n",
@@ -181,6 +202,7 @@ static int run_job(run *r, const job *j)
     dra_err err = mc ? DRA_OK : DRA_ENOMEM;
     dra_alloc_outcome_init(&o, NULL);
     dra_diag_init(&d, NULL);
+    r->deadline = mono_now() + r->timeout_s;
     for (size_t i = 0; err == DRA_OK && i < j->n; i++)
         err = dra_alloc_claim_from_api(&r->ar, &j->claims[i]->meta, &j->claims[i]->u.claim.spec,
                                        (dra_alloc_claim **)&mc[i], &d);
@@ -341,6 +363,9 @@ static int allocate_all(run *r)
     size_t nclaims = 0;
     memset(&opt, 0, sizeof opt);
     opt.explain = 1;
+    opt.max_steps = r->max_steps;
+    opt.cancel = past_deadline;
+    opt.cancel_ud = r;
     if ((err = dra_allocator_new(NULL, &opt, &r->alloc)) != DRA_OK) {
         dractl_errorf(r->ctx, "allocator: %s", dra_strerror(err));
         return DRACTL_USAGE;
@@ -394,6 +419,12 @@ int dractl_allocate_main(dractl_ctx *ctx, int argc, char **argv, int explain_onl
             files[nfiles++] = argv[++i];
         } else if (strcmp(argv[i], "--node") == 0 && i + 1 < argc) {
             r.node = argv[++i];
+        } else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc &&
+                   (r.timeout_s = strtod(argv[i + 1], NULL)) > 0) {
+            i++;
+        } else if (strcmp(argv[i], "--max-steps") == 0 && i + 1 < argc &&
+                   (r.max_steps = strtoull(argv[i + 1], NULL, 10)) > 0) {
+            i++;
         } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(ctx, ctx->out, explain_only);
             free(files);

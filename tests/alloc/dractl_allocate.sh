@@ -53,6 +53,14 @@ run "$tmp/sh2.out" "$tmp/sh2.err" allocate -f "$f" --node node-a
 check "shared-claim --node node-a: exit 1 (got $rc)" test "$rc" = 1
 check "shared-claim --node node-a: reason" has "$tmp/sh2.err" "does not match"
 
+f="$src/tests/data/alloc/dractl/hard.yaml"
+run "$tmp/h.out" "$tmp/h.err" allocate -f "$f" --max-steps 1000
+check "hard --max-steps: exit 1 (got $rc)" test "$rc" = 1
+check "hard --max-steps: bound named" has "$tmp/h.err" "the search bound of 1000 steps was hit"
+run "$tmp/t.out" "$tmp/t.err" allocate -f "$f" --timeout 0.02 --max-steps 1000000000
+check "hard --timeout: exit 1 (got $rc)" test "$rc" = 1
+check "hard --timeout: deadline" has "$tmp/t.err" "deadline exceeded"
+
 run "$tmp/u.out" "$tmp/u.err" allocate
 check "usage: exit 2 (got $rc)" test "$rc" = 2
 
