@@ -183,6 +183,23 @@ static cel_value f_uint(cel_ctx *c, const cel_value *a, size_t n)
     }
 }
 
+/* Go's ParseFloat accepts '_' between digits ("1_000"); removes them in
+ * place, 0 when one is misplaced. */
+static int strip_underscores(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; r++) {
+        if (*r == '_') {
+            if (r == s || !isxdigit((unsigned char)r[-1]) || !isxdigit((unsigned char)r[1]))
+                return 0;
+            continue;
+        }
+        *w++ = *r;
+    }
+    *w = 0;
+    return 1;
+}
+
 static cel_value f_double(cel_ctx *c, const cel_value *a, size_t n)
 {
     char buf[512], *end;
@@ -196,6 +213,8 @@ static cel_value f_double(cel_ctx *c, const cel_value *a, size_t n)
          * exponent, out of range (1e400) is an error, underflow is not. */
         if (!copy_cstr(&a[0], buf, sizeof buf) || !a[0].n || isspace((unsigned char)buf[0]) ||
             ((strchr(buf, 'x') || strchr(buf, 'X')) && !strchr(buf, 'p') && !strchr(buf, 'P')))
+            return cel_err(c, "cannot convert string to double");
+        if (strchr(buf, '_') && !strip_underscores(buf))
             return cel_err(c, "cannot convert string to double");
         {
             double d;
