@@ -410,7 +410,10 @@ static int s_fill(s_state *S, uint32_t ri, uint32_t ai, int64_t k, size_t start)
             unplace(S);
         return r;
     }
-    for (size_t i = start; i < S->node->nview; i++) {
+    /* Combinations: slot k takes a device after slot k-1's, so there must
+     * be enough candidates left for the remaining slots. */
+    for (size_t i = start; i < S->node->nview && (int64_t)(S->node->nview - i) >= alt->count - k;
+         i++) {
         if ((S->err = (dra_err)step(S)) != DRA_OK)
             return S_ERR;
         r = place(S, ri, ai, S->node->view[i], 0);
