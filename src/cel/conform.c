@@ -440,6 +440,48 @@ typedef struct case_ctx {
     dra_diag d;
 } case_ctx;
 
+/* Declares a test's function overloads (no implementation: calling one
+ * at run time is "no such overload"). Overloads whose types cannot be
+ * expressed are left out, so the case fails to check. */
+static dra_err declare_function(case_ctx *cc, const char *name, const dra_doc *fn)
+{
+    const dra_doc *ovs = member(fn, "overloads");
+    dra_arena *a = &cc->env->arena;
+    for (size_t i = 0; ovs && ovs->kind == DRA_DOC_LIST && i < ovs->u.list.n; i++) {
+        const dra_doc *o = ovs->u.list.items[i], *params = member(o, "params");
+        const dra_doc *id = member(o, "overloadId"), *inst = member(o, "isInstanceFunction");
+        cel_overload *ov = dra_arena_zalloc(a, sizeof *ov);
+        size_t np = params && params->kind == DRA_DOC_LIST ? params->u.list.n : 0;
+        dra_buf b;
+        int ok = 1;
+        if (!ov)
+            return DRA_ENOMEM;
+        if (np > CEL_MAX_ARGS)
+            continue;
+        ov->name = dra_arena_strdup(a, name);
+        ov->id = dra_arena_strdup(a, id && id->kind == DRA_DOC_STRING ? id->u.str.s : name);
+        ov->flags = inst && inst->kind == DRA_DOC_BOOL && inst->u.b ? CEL_OV_MEMBER : 0;
+        dra_buf_init(&b, cc->mem);
+        ok = pb_type(member(o, "resultType"), &b) && !b.oom;
+        if (ok)
+            ov->result = dra_arena_strndup(a, b.p, b.len);
+        for (size_t k = 0; ok && k < np; k++) {
+            dra_buf_reset(&b);
+            ok = pb_type(params->u.list.items[k], &b) && !b.oom;
+            if (ok)
+                ov->args[k] = dra_arena_strndup(a, b.p, b.len);
+        }
+        dra_buf_fini(&b);
+        if (!ok)
+            continue;
+        if (!ov->name || !ov->id || !ov->result)
+            return DRA_ENOMEM;
+        if (cel_env_add_overloads(cc->env, ov, 1) == DRA_ENOMEM)
+            return DRA_ENOMEM;
+    }
+    return DRA_OK;
+}
+
 static dra_err setup_env(case_ctx *cc, const dra_doc *test, int *status, dra_buf *detail)
 {
     dra_cel_options o = {0};
@@ -455,8 +497,14 @@ static dra_err setup_env(case_ctx *cc, const dra_doc *test, int *status, dra_buf
         const dra_doc *decl = te->u.list.items[i], *nm = member(decl, "name");
         const dra_doc *id = member(decl, "ident");
         dra_buf b;
+        if (nm && nm->kind == DRA_DOC_STRING && member(decl, "function")) {
+            rc = declare_function(cc, nm->u.str.s, member(decl, "function"));
+            if (rc)
+                return rc;
+            continue;
+        }
         if (!id || !nm || nm->kind != DRA_DOC_STRING)
-            continue; /* function declarations: the library provides them */
+            continue;
         dra_buf_init(&b, cc->mem);
         if (!pb_type(member(id, "type"), &b) || b.oom) {
             dra_buf_fini(&b);
@@ -514,6 +562,31 @@ static dra_err run_case(case_ctx *cc, const dra_doc *test, int *status, dra_buf 
         if (detail)
             dra_buf_printf(detail, "compile: %s", dra_diag_first(&cc->d) ? dra_diag_first(&cc->d) : dra_strerror(rc));
         return DRA_OK;
+    }
+    if (tr && member(tr, "deducedType") && !(flags & DRA_CEL_DISABLE_CHECK)) {
+        /* The checker's type must be the one the suite deduces. */
+        dra_buf want_t, got_t;
+        int same;
+        dra_buf_init(&want_t, cc->mem);
+        dra_buf_init(&got_t, cc->mem);
+        if (!pb_type(member(tr, "deducedType"), &want_t)) {
+            dra_buf_fini(&want_t);
+            dra_buf_fini(&got_t);
+            *status = 2;
+            if (detail) dra_buf_puts(detail, "deduced type not expressible");
+            return DRA_OK;
+        }
+        cel_type_format(cc->prog->result_type, &got_t);
+        same = want_t.p && got_t.p && !strcmp(want_t.p, got_t.p);
+        if (!same && detail)
+            dra_buf_printf(detail, "deduced type %s, want %s", got_t.p ? got_t.p : "?",
+                           want_t.p ? want_t.p : "?");
+        dra_buf_fini(&want_t);
+        dra_buf_fini(&got_t);
+        if (!same) {
+            *status = 1;
+            return DRA_OK;
+        }
     }
     if (flag(test, "checkOnly")) {
         *status = 0;
