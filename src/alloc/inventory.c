@@ -178,6 +178,31 @@ static void free_index(dra_allocator *a)
     dra_free(a->mem, a->sorted);
 }
 
+/* After a failed seal: drop the half-built index so a later call can
+ * build it again from the start. */
+static void reset_index(dra_allocator *a)
+{
+    free_index(a);
+    a->devs = NULL;
+    a->pools = NULL;
+    a->counters = NULL;
+    a->global_pools = NULL;
+    a->tree = NULL;
+    a->sorted = NULL;
+    a->ndevs = a->npools = a->ncounters = a->nglobal_pools = a->treen = 0;
+    a->any_multi = 0;
+    a->shared_free = 0;
+    for (size_t i = 0; i < a->nnodes; i++) {
+        a_node *n = a->nodes[i];
+        n->lpools = n->view = n->vpools = NULL;
+        n->nlpools = n->caplpools = n->nview = n->nvpools = 0;
+        n->view_built = 0;
+        n->free_local = 0;
+    }
+    dra_map_fini(&a->dev_by_key);
+    dra_map_init(&a->dev_by_key, a->mem);
+}
+
 void dra_allocator_free(dra_allocator *a)
 {
     if (!a)
@@ -597,6 +622,7 @@ dra_err alloc_seal(dra_allocator *a, dra_diag *d)
     if (err == DRA_OK)
         err = build_nodes(a);
     if (err != DRA_OK) {
+        reset_index(a);
         dra_diag_add(d, "", 0, 0, "indexing the inventory: %s", dra_strerror(err));
         return err;
     }

@@ -274,6 +274,46 @@ static void test_rich_and_failmalloc(void **state)
     }
 }
 
+/* An allocation that ran out of memory leaves the allocator usable: the
+ * same call succeeds once memory is back, with the same answer. */
+static void test_retry_after_enomem(void **state)
+{
+    (void)state;
+    for (long n = 0;; n++) {
+        dra_failmem fm;
+        inv v;
+        dra_alloc_request r;
+        dra_alloc_claim c = one_req(&r, "c1", 4);
+        const dra_alloc_claim *cp = &c;
+        const char *reqs[] = {"gpu"};
+        dra_alloc_constraint con = {reqs, 1, "gpu.example.com/root", NULL};
+        dra_alloc_outcome o;
+        dra_allocator *a;
+        dra_err err;
+        dra_failmem_init(&fm, -1);
+        a = mkalloc(&fm.mem, 0);
+        assert_non_null(a);
+        c.constraints = &con;
+        c.nconstraints = 1;
+        mkinv(&v, "node-1", "pool-1", 8, 3);
+        assert_int_equal(dra_allocator_add_slice(a, &v.slice, NULL), DRA_OK);
+        dra_alloc_outcome_init(&o, &fm.mem);
+        fm.fail_after = fm.allocs + n;
+        err = dra_allocator_schedule(a, &cp, 1, &o, NULL);
+        fm.fail_after = -1;
+        if (err == DRA_ENOMEM)
+            err = dra_allocator_schedule(a, &cp, 1, &o, NULL);
+        assert_int_equal(err, DRA_OK);
+        assert_int_equal(o.claims[0].nresults, 4);
+        assert_string_equal(o.claims[0].results[0].device, "gpu-3");
+        dra_alloc_outcome_fini(&o);
+        dra_allocator_free(a);
+        assert_int_equal(fm.live, 0);
+        if (!fm.failed)
+            break;
+    }
+}
+
 static void test_first_available(void **state)
 {
     inv v;
@@ -491,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_match_attribute_backtrack),
         cmocka_unit_test(test_failmalloc),
         cmocka_unit_test(test_rich_and_failmalloc),
+        cmocka_unit_test(test_retry_after_enomem),
         cmocka_unit_test(test_first_available),
         cmocka_unit_test(test_all_mode),
         cmocka_unit_test(test_schedule),
