@@ -232,22 +232,10 @@ export const KNOWN_DIFFERENCES = [];
 // oracle the bug is fixed and the test FAILS until the entry is deleted,
 // so a later regression cannot hide behind a stale entry. Matchers are
 // narrow: only the shape of the reported bug.
-export const KNOWN_DRA_BUGS = [
-  {
-    id: "finding 1 (ternary + fused device compare)",
-    probe: "(true ? 'a' : device.driver) == 'a'",
-    // Every generated expression is bool-typed, so this error can only
-    // come from the lost comparison.
-    match: (c, g) => g.kind === "E" && c.want !== "E" && /could not be converted to bool/.test(g.msg) && c.expr.includes("?"),
-  },
-  {
-    id: "finding 2 (double(string) vs Go ParseFloat)",
-    probe: "double('1_000') == 1000.0",
-    match: (c) => /double\('(0x10|1e400|1_000)'\)/.test(c.expr),
-  },
-  {
-    id: "finding 3 (uint(negative fraction))",
-    probe: "uint(-0.1) == 0u",
-    match: (c, g) => c.want === "E" && g.kind !== "E" && /uint overflow during type conversion/.test(c.wantMsg) && c.expr.includes("uint("),
-  },
-];
+// Fixed so far (kept as history; their probes now agree): finding 1,
+// ternary + fused device compare, probe `(true ? 'a' : device.driver) ==
+// 'a'`; finding 2, double(string) vs Go ParseFloat, probe
+// `double('1_000') == 1000.0`; finding 3, `uint(-0.1) == 0u` (all fixed
+// by cel-core in 3e3da69/263670e). Entry shape:
+//   { id, probe: "<minimal reproducer>", match: (c, g) => bool }
+export const KNOWN_DRA_BUGS = [];
