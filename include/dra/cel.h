@@ -48,10 +48,14 @@ void dra_cel_env_free(dra_cel_env *env);
 /* ---- compile ---------------------------------------------------------- */
 
 /* Parse and check |expr| (|len| bytes) in |env|. On failure returns
- * DRA_EPARSE (syntax), DRA_ETYPE (check), DRA_ELIMIT (length) and adds
- * messages with line:col and a caret line to |d|. On success *out is a
- * new program with refcount 1; it does not reference |env| after return
- * unless documented otherwise by the implementation (env must outlive it). */
+ * DRA_EPARSE (syntax), DRA_ETYPE (check), DRA_ELIMIT (length),
+ * DRA_EUNSUPPORTED (protobuf message literals), DRA_ENOMEM, and adds
+ * cel-go style messages to |d| ("ERROR: <input>:1:8: undefined field
+ * 'x'" followed by the source line and a caret line). On success *out
+ * is a new program with refcount 1. The program refers to types and
+ * overload tables of |env|: the env must outlive every program compiled
+ * in it. Programs are immutable and may be evaluated by several threads
+ * at once, each with its own dra_cel_vm. */
 dra_err dra_cel_compile(dra_cel_env *env, const char *expr, size_t len,
                         dra_cel_program **out, dra_diag *d);
 dra_cel_program *dra_cel_program_ref(dra_cel_program *p);
