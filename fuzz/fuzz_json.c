@@ -53,6 +53,21 @@ static void yaml_roundtrip(dra_arena *a, const dra_doc *d)
     dra_buf_fini(&b2);
 }
 
+/* Sorting is idempotent: a second sort changes nothing. */
+static void sort_stable(dra_doc *d, dra_doc_order order)
+{
+    dra_buf b1, b2;
+    dra_buf_init(&b1, NULL);
+    dra_buf_init(&b2, NULL);
+    CHECK(dra_doc_sort_keys(d, order) == DRA_OK);
+    CHECK(dra_doc_to_json(d, 0, &b1) == DRA_OK);
+    CHECK(dra_doc_sort_keys(d, order) == DRA_OK);
+    CHECK(dra_doc_to_json(d, 0, &b2) == DRA_OK);
+    CHECK(b1.len == b2.len && memcmp(b1.p, b2.p, b1.len) == 0);
+    dra_buf_fini(&b1);
+    dra_buf_fini(&b2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     dra_arena a;
@@ -67,6 +82,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_roundtrip(&a, d, 0);
         json_roundtrip(&a, d, 2);
         yaml_roundtrip(&a, d);
+        sort_stable(d, DRA_DOC_ORDER_YAML);
+        sort_stable(d, DRA_DOC_ORDER_BYTES);
     } else {
         CHECK(d == NULL && dg.n >= 1);
     }

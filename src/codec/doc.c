@@ -341,10 +341,11 @@ static int cmp_yaml(const void *x, const void *y)
          * keeps the numeric comparison going (go-yaml's an = bn = 1). */
         if ((ca == '0' || cb == '0') && is_digit(prev) && prev_digit_nonzero)
             an = bn = 1;
+        /* Go's int64 arithmetic wraps on long digit runs; so does ours. */
         for (ai = i0; ai < a->keylen && is_digit((unsigned char)a->key[ai]); ai++)
-            an = an * 10 + (a->key[ai] - '0');
+            an = (int64_t)((uint64_t)an * 10u + (uint64_t)(a->key[ai] - '0'));
         for (bi = j0; bi < b->keylen && is_digit((unsigned char)b->key[bi]); bi++)
-            bn = bn * 10 + (b->key[bi] - '0');
+            bn = (int64_t)((uint64_t)bn * 10u + (uint64_t)(b->key[bi] - '0'));
         if (an != bn)
             return an < bn ? -1 : 1;
         if (ai - i0 != bi - j0)

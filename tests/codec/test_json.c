@@ -320,6 +320,8 @@ static void test_sort_keys(void **state)
                 "\"apiVersion\":{\"a\":0,\"z\":[{\"x\":2,\"y\":1}]},\"b\":2,\"kind\":1}");
     check_order("{\"x10\":1,\"x9\":2,\"x09\":3,\"x010\":4,\"ab\":5,\"a\":6}", DRA_DOC_ORDER_YAML,
                 "{\"a\":6,\"ab\":5,\"x9\":2,\"x09\":3,\"x10\":1,\"x010\":4}");
+    check_order("{\"k30000000000000000000000\":1,\"k2\":2}", DRA_DOC_ORDER_YAML,
+                "{\"k2\":2,\"k30000000000000000000000\":1}");
     assert_int_equal(dra_doc_sort_keys(NULL, DRA_DOC_ORDER_YAML), DRA_EINVAL);
 }
 
