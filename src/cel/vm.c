@@ -344,11 +344,19 @@ static cel_value index_value(cel_ctx *c, cel_value x, cel_value k)
         return k;
     switch (x.kind) {
     case CEL_K_LIST:
-        if (!list_index(k, &i))
-            return k.kind == CEL_K_DOUBLE ? cel_err(c, "unsupported index value")
-                                          : cel_error_value(&cel_e_no_overload);
+        /* cel-go's messages. */
+        if (!list_index(k, &i)) {
+            if (k.kind == CEL_K_DOUBLE) {
+                char d[40];
+                cel_format_double(k.u.d, d, sizeof d);
+                return cel_err(c, "unsupported index value %s in list", d);
+            }
+            return cel_err(c, "unsupported index type '%s' in list",
+                           cel_kind_name((cel_kind)k.kind));
+        }
         if (i < 0 || (uint64_t)i >= x.u.list->n)
-            return cel_err(c, "index out of bounds: %lld", (long long)i);
+            return cel_err(c, "index '%lld' out of range in list size '%zu'", (long long)i,
+                           x.u.list->n);
         return x.u.list->v[i];
     case CEL_K_MAP:
         if (k.kind != CEL_K_STRING && k.kind != CEL_K_INT && k.kind != CEL_K_UINT &&
