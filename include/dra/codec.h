@@ -23,7 +23,8 @@ typedef enum dra_doc_kind {
     DRA_DOC_NULL,
     DRA_DOC_BOOL,
     DRA_DOC_INT,    /* fits int64 */
-    DRA_DOC_FLOAT,  /* any other number; |num| keeps the source text */
+    DRA_DOC_FLOAT,  /* any other number; |num| is its source text when
+                     * that is JSON number syntax (decoded input), or NULL */
     DRA_DOC_STRING,
     DRA_DOC_LIST,
     DRA_DOC_MAP

@@ -8,9 +8,9 @@
 
 /* A fresh node of |kind| at |line|:|col| in |a|; NULL on ENOMEM. */
 DRA_HIDDEN dra_doc *codec_node(dra_arena *a, dra_doc_kind kind, int line, int col);
-/* Item/member arrays for |n| entries with the hidden capacity slot that
- * dra_doc_list_push and dra_doc_map_set rely on; NULL on ENOMEM. Zero
- * entries give NULL too, which is valid (check n first). */
+/* Item/member arrays for |n| entries, preceded by the tagged capacity
+ * slots that let dra_doc_list_push and dra_doc_map_set grow them in
+ * place; NULL on ENOMEM. */
 DRA_HIDDEN dra_doc **codec_items(dra_arena *a, size_t n);
 DRA_HIDDEN dra_doc_member *codec_members(dra_arena *a, size_t n);
 
