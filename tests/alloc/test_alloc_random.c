@@ -1,7 +1,8 @@
 /* Randomized allocator test. Small random inventories (devices with
  * attributes, taints and shared counters, some already allocated) and
  * claims (counts, All mode, firstAvailable, admin access, tolerations,
- * matchAttribute / distinctAttribute) are allocated on one node. Every
+ * matchAttribute / distinctAttribute, a shared device with consumable
+ * capacity) are allocated on one node. Every
  * allocation returned is checked against the rules by an independent
  * checker; every "unsatisfiable" is compared with a brute-force search
  * over all combinations, which must find nothing the checker accepts. */
@@ -26,6 +27,10 @@ typedef struct world {
     dra_alloc_counter_set total;
     dra_alloc_slice slices[3];
     int used[MAXD + 1]; /* allocated before */
+    int multi;          /* the shared device with capacity "bw", or -1 */
+    int bw;
+    dra_alloc_capacity bwcap;
+    dra_alloc_cap_request creq[2][MAXR][2];
     int mem[MAXD + 1];  /* counter consumption */
     int cap;            /* counter total */
     /* claims */
@@ -87,6 +92,17 @@ static void mk_devices(world *w, unsigned *s)
             d->nconsumes = 1;
         }
     }
+    w->multi = -1;
+    if (rnd(s, 2)) {
+        w->multi = rnd(s, w->nd);
+        w->bw = 2 + rnd(s, 3);
+        w->bwcap.name = "bw";
+        w->bwcap.value = dra_quantity_from_int64(w->bw, DRA_QTY_DECIMAL_SI);
+        w->devs[w->multi].allow_multiple_allocations = 1;
+        w->devs[w->multi].caps = &w->bwcap;
+        w->devs[w->multi].ncaps = 1;
+        w->used[w->multi] = 0;
+    }
     w->total_c.name = "mem";
     w->total_c.value = dra_quantity_from_int64(w->cap, DRA_QTY_DECIMAL_SI);
     w->total.name = "cs";
@@ -112,7 +128,13 @@ static void mk_devreq(world *w, unsigned *s, int c, int r, int k, dra_alloc_devr
     }
     q->mode = rnd(s, 7) == 0 ? DRA_ALLOC_ALL : DRA_ALLOC_EXACT_COUNT;
     q->count = q->mode == DRA_ALLOC_ALL ? 0 : 1 + rnd(s, 2);
-    q->admin_access = w->nclaims == 1 && rnd(s, 8) == 0;
+    q->admin_access = w->nclaims == 1 && w->multi < 0 && rnd(s, 8) == 0;
+    if (w->multi >= 0 && rnd(s, 3) == 0) {
+        w->creq[c][r][k].name = "bw";
+        w->creq[c][r][k].value = dra_quantity_from_int64(1 + rnd(s, 2), DRA_QTY_DECIMAL_SI);
+        q->cap_requests = &w->creq[c][r][k];
+        q->ncap_requests = 1;
+    }
     if (rnd(s, 3) == 0) {
         q->tolerations = &w->tol;
         q->ntolerations = 1;
@@ -177,6 +199,8 @@ static const dra_alloc_devreq *alt_of(const world *w, int c, int r, int a)
 
 static int selects(const world *w, const dra_alloc_devreq *q, int d)
 {
+    if (q->ncap_requests && d != w->multi)
+        return 0; /* only the shared device has the capacity */
     if (q->nselectors) {
         int want = q->selectors[0][strlen(q->selectors[0]) - 1] - '0';
         if (w->attrs[d][0].i != want)
@@ -227,13 +251,13 @@ static int constraint_ok(const world *w, int c, const assign *x)
 
 static int valid(const world *w, const assign *x)
 {
-    int seen[MAXD + 1] = {0}, used = 0, mem = 0;
+    int seen[MAXD + 1] = {0}, used = 0, mem = 0, bw = 0, shared_used = 0;
     for (int d = 0; d < w->nd; d++)
         used += w->used[d] ? w->mem[d] : 0;
     for (int c = 0; c < w->nclaims; c++) {
         for (int r = 0; r < w->nreq[c]; r++) {
             const dra_alloc_devreq *q = alt_of(w, c, r, x->alt[c][r]);
-            int matching = 0;
+            int matching = 0, in_req[MAXD + 1] = {0};
             for (int d = 0; d < w->nd + w->shared; d++)
                 matching += selects(w, q, d);
             if (q->mode == DRA_ALLOC_ALL ? (x->n[c][r] != matching || !matching)
@@ -241,17 +265,30 @@ static int valid(const world *w, const assign *x)
                 return 0;
             for (int k = 0; k < x->n[c][r]; k++) {
                 int d = x->dev[c][r][k];
-                if (seen[d]++ || !selects(w, q, d) || !tolerated(w, q, d))
+                /* The shared device may serve several requests, once each. */
+                if (in_req[d]++ || (d != w->multi && seen[d]++))
+                    return 0;
+                if (!selects(w, q, d) || !tolerated(w, q, d))
                     return 0;
                 if (!q->admin_access && w->used[d])
                     return 0;
-                if (!q->admin_access && d < w->nd)
+                if (d == w->multi) {
+                    int64_t amount = w->bw;
+                    if (q->ncap_requests)
+                        dra_quantity_to_int64(&q->cap_requests[0].value, &amount);
+                    bw += (int)amount;
+                    if (!shared_used++)
+                        mem += w->mem[d]; /* counters once per shared device */
+                } else if (!q->admin_access && d < w->nd) {
                     mem += w->mem[d];
+                }
             }
         }
         if (!constraint_ok(w, c, x))
             return 0;
     }
+    if (bw > w->bw)
+        return 0;
     /* Each consuming device was checked against what was in use plus what
      * came before it, so the last one checked the total. */
     return mem == 0 || used + mem <= w->cap;
