@@ -314,8 +314,9 @@ typedef struct dra_alloc_options {
     const dra_alloc_selector_ops *selectors; /* NULL: CEL */
     uint64_t max_steps;   /* search bound per call; 0: 1,000,000 */
     int explain;          /* build explanations for unsatisfiable claims */
-    /* Polled every 256 steps; a non-zero return (DRA_ETIMEOUT or
-     * DRA_ECANCELED) stops the search with that code. NULL: never. */
+    /* Polled on the first search step and every 256 steps after; a
+     * non-zero return (DRA_ETIMEOUT or DRA_ECANCELED) stops the search
+     * with that code. NULL: never. */
     int (*cancel)(void *ud);
     void *cancel_ud;
 } dra_alloc_options;
@@ -327,16 +328,20 @@ dra_err dra_allocator_new(const dra_mem *mem, const dra_alloc_options *opts,
                           dra_allocator **out);
 void dra_allocator_free(dra_allocator *a); /* NULL ok */
 
-/* Add inventory. Borrowed (see the top of this file). Adding after an
- * allocation re-indexes lazily on the next call. add_slice: DRA_EINVAL
- * (with a message in |d|) when the node selection is not exactly one of
- * the four, or a node selector has not exactly one term. */
+/* Add inventory. Borrowed (see the top of this file). Slices and nodes
+ * must be added before the inventory is indexed (the first allocate,
+ * schedule, mark or seal); later adds return DRA_EINVAL. add_slice:
+ * DRA_EINVAL (with a message in |d|) also when the node selection is not
+ * exactly one of the four, or a node selector has not exactly one term.
+ * add_class works at any time; a class with the same name replaces the
+ * old one. DRA_ENOMEM. */
 dra_err dra_allocator_add_slice(dra_allocator *a, const dra_alloc_slice *s,
                                 dra_diag *d);
 dra_err dra_allocator_add_class(dra_allocator *a, const dra_alloc_class *c);
 /* Nodes known to the scheduler (for dra_allocator_schedule and node
  * selectors). Nodes named by slices are known even if not added. Labels
- * are borrowed. DRA_EEXIST when added twice. */
+ * are borrowed. DRA_EEXIST when added twice, DRA_EINVAL once indexed,
+ * DRA_ENOMEM. */
 dra_err dra_allocator_add_node(dra_allocator *a, const char *name,
                                const dra_alloc_label *labels, size_t nlabels);
 
