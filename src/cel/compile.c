@@ -372,6 +372,16 @@ static int comp_operator(compiler *c, const cel_ast *e)
     }
     if (is_name(e, "_+_") && comp_append(c, e))
         return 1;
+    if (is_name(e, "@in") && e->nargs == 2 && e->args[0]->kind == AST_CONST &&
+        e->args[0]->cval.kind == CEL_K_STRING) {
+        /* 'key' in map: the key's hash is computed once, here. */
+        int32_t fb = op_fallback(c, "@in", 2);
+        int32_t k = konst(c, e->args[0]->cval);
+        emit(c, CEL_OP_CONST, k, 0, 1);
+        comp(c, e->args[1]);
+        emit(c, CEL_OP_IN, fb, k + 1, -1);
+        return 1;
+    }
     for (size_t i = 0; i < sizeof binops / sizeof binops[0]; i++) {
         if (!is_name(e, binops[i].name) || (int)e->nargs != binops[i].nargs)
             continue;

@@ -1082,9 +1082,17 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             else if (sp->kind != CEL_K_ERROR)
                 *sp = cel_error_value(&cel_e_no_overload);
             break;
-        /* IN a: x in list/map. */
+        /* IN a b: x in list/map; b > 0: x is string constant b-1, whose
+         * hash is precomputed. */
         case CEL_OP_IN:
             sp--;
+            if (in->b > 0 && sp[1].kind == CEL_K_MAP) {
+                const cel_value *kv = &k[in->b - 1];
+                cost++;
+                *sp = cel_bool(cel_map_get_str(sp[1].u.map, kv->u.s, kv->n,
+                                               p->hashes[in->b - 1]) != NULL);
+                break;
+            }
             c->cost = cost;
             *sp = op_in(c, sp, in->a);
             cost = c->cost;
