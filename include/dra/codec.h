@@ -98,6 +98,11 @@ dra_err dra_doc_flatten_lists(dra_arena *a, dra_doc ***docs, size_t *n);
  * YAML in kubectl's style (2-space indent, block style, lists under a key
  * at the key's column, strings quoted only when needed, multi-line
  * strings as literal blocks). Map members print in their stored order.
+ * One document per call, ending in a newline; a caller printing a stream
+ * puts "---\n" between documents as kubectl does. Keys print in stored
+ * order (see dra_doc_sort_keys for kubectl's sorted order). Strings must
+ * be valid UTF-8 for YAML (go-yaml would switch to !!binary: DRA_EINVAL
+ * here); the JSON encoder writes U+FFFD for invalid bytes like Go.
  * Both append to |out|; on error |out| is left as it was. Errors:
  * DRA_ENOMEM; DRA_EINVAL for a NaN/Inf float in JSON or a NULL/unknown
  * node; DRA_ELIMIT when nesting exceeds DRA_DOC_MAX_DEPTH. */
