@@ -563,7 +563,7 @@ static void je_string(dra_buf *out, const char *s, size_t len)
     dra_buf_putc(out, '"');
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
-        uint32_t cp;
+        uint32_t cp = 0; /* stays 0 when the UTF-8 decode fails */
         int n;
         const char *esc = NULL;
         char u[7];
