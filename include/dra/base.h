@@ -142,6 +142,14 @@ dra_err dra_buf_vprintf(dra_buf *b, const char *fmt, va_list ap);
  * buffer is left empty. Returns "" allocated when empty; NULL on ENOMEM. */
 char *dra_buf_detach(dra_buf *b);
 
+/* ---- UTF-8 ------------------------------------------------------------ */
+
+/* Decodes the UTF-8 sequence at the start of |s| (|len| bytes available)
+ * into *cp. Returns its length (1..4), or 0 when |len| is 0 or the bytes
+ * are not valid UTF-8 (truncated, overlong, a surrogate or above
+ * U+10FFFF); *cp is then left unchanged. */
+size_t dra_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+
 /* ---- hash map ---------------------------------------------------------
  * Open addressing, string keys (borrowed: the caller keeps them alive,
  * typically in an arena), void * values. Iteration order is insertion

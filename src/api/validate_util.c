@@ -46,41 +46,6 @@ void v_key(vctx *v, const char *key, size_t trunc)
 
 /* ---- Go-compatible quoting --------------------------------------------- */
 
-/* Decodes one UTF-8 sequence; returns its length, or 0 when invalid. */
-static size_t utf8_decode(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    size_t n, i;
-    uint32_t c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF) {
-        n = 2;
-        c &= 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        c &= 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        c &= 0x07;
-    } else {
-        return 0;
-    }
-    if (len < n)
-        return 0;
-    for (i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
-        (n == 4 && (c < 0x10000 || c > 0x10FFFF)))
-        return 0;
-    *cp = c;
-    return n;
-}
-
 void v_quote(dra_buf *b, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -88,7 +53,7 @@ void v_quote(dra_buf *b, const char *str, size_t len)
     uint32_t c;
     dra_buf_putc(b, '"');
     while (i < len) {
-        n = utf8_decode(s + i, len - i, &c);
+        n = dra_utf8_decode(s + i, len - i, &c);
         if (n == 0) {
             dra_buf_printf(b, "\\x%02x", s[i]);
             i++;
@@ -128,7 +93,7 @@ void v_json_quote(dra_buf *b, const char *str, size_t len)
     uint32_t c;
     dra_buf_putc(b, '"');
     while (i < len) {
-        n = utf8_decode(s + i, len - i, &c);
+        n = dra_utf8_decode(s + i, len - i, &c);
         if (n == 0) {
             dra_buf_puts(b, "\\ufffd");
             i++;

@@ -178,6 +178,48 @@ static void test_failmalloc(void **state)
     }
 }
 
+static void test_utf8(void **state)
+{
+    static const struct {
+        const char *s;
+        size_t n;      /* expected length, 0 = invalid */
+        uint32_t cp;
+    } cases[] = {
+        {"A", 1, 0x41},
+        {"\xC2\x80", 2, 0x80},
+        {"\xDF\xBF", 2, 0x7FF},
+        {"\xE0\xA0\x80", 3, 0x800},
+        {"\xED\x9F\xBF", 3, 0xD7FF},
+        {"\xEF\xBF\xBF", 3, 0xFFFF},
+        {"\xF0\x90\x80\x80", 4, 0x10000},
+        {"\xF4\x8F\xBF\xBF", 4, 0x10FFFF},
+        {"\x80", 0, 0},             /* lone continuation */
+        {"\xC0\xAF", 0, 0},         /* overlong '/' */
+        {"\xC1\xBF", 0, 0},         /* overlong */
+        {"\xE0\x9F\xBF", 0, 0},     /* overlong 3-byte */
+        {"\xED\xA0\x80", 0, 0},     /* surrogate U+D800 */
+        {"\xF0\x8F\xBF\xBF", 0, 0}, /* overlong 4-byte */
+        {"\xF4\x90\x80\x80", 0, 0}, /* above U+10FFFF */
+        {"\xF5\x80\x80\x80", 0, 0},
+        {"\xE2\x82", 0, 0},         /* truncated */
+        {"\xE2\x28\xA1", 0, 0},     /* bad continuation */
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint32_t cp = 0xDEAD;
+        const unsigned char *s = (const unsigned char *)cases[i].s;
+        size_t n = dra_utf8_decode(s, strlen(cases[i].s), &cp);
+        assert_int_equal(n, cases[i].n);
+        assert_int_equal(cp, cases[i].n ? cases[i].cp : 0xDEAD);
+    }
+    /* The length bounds the read, not a NUL. */
+    uint32_t cp = 0;
+    assert_int_equal(dra_utf8_decode((const unsigned char *)"\xC3\xA9", 1, &cp), 0);
+    assert_int_equal(dra_utf8_decode((const unsigned char *)"", 0, &cp), 0);
+    assert_int_equal(dra_utf8_decode((const unsigned char *)"\xC3\xA9x", 3, &cp), 2);
+    assert_int_equal(cp, 0xE9);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_path),
         cmocka_unit_test(test_diag),
         cmocka_unit_test(test_failmalloc),
+        cmocka_unit_test(test_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
