@@ -90,22 +90,12 @@ static void v_request_refs(vctx *v, const reqnames *r, const dra_strlist *l)
         v_pop(v);
         return;
     }
-    vset seen;
-    vset_init(&seen, v);
     for (size_t i = 0; i < l->n; i++) {
         v_index(v, i);
         v_request_ref(v, r, l->v[i] ? l->v[i] : "");
         v_pop(v);
     }
-    for (size_t i = 0; i < l->n; i++) {
-        const char *k = l->v[i] ? l->v[i] : "";
-        if (vset_seen(v, &seen, k)) {
-            v_index(v, i);
-            v_duplicate_str(v, k);
-            v_pop(v);
-        }
-    }
-    vset_fini(&seen);
+    v_unique_keys(v, l->v, l->n, sizeof l->v[0], 0);
     v_pop(v);
 }
 
@@ -293,22 +283,13 @@ static void v_first_available(vctx *v, const dra_device_request *q)
         v_pop(v);
         return;
     }
-    vset seen;
-    vset_init(&seen, v);
     for (size_t i = 0; i < n; i++) {
         v_index(v, i);
         v_request_spec(v, &q->first_available[i], 1);
         v_pop(v);
     }
-    for (size_t i = 0; i < n; i++) {
-        const char *k = q->first_available[i].name ? q->first_available[i].name : "";
-        if (vset_seen(v, &seen, k)) {
-            v_index(v, i);
-            v_duplicate_str(v, k);
-            v_pop(v);
-        }
-    }
-    vset_fini(&seen);
+    v_unique_keys(v, q->first_available, n, sizeof q->first_available[0],
+                  offsetof(dra_device_request_spec, name));
     v_pop(v);
 }
 
@@ -405,22 +386,13 @@ void v_claim_spec(vctx *v, const dra_claim_spec *s)
     if (s->n_requests > MAX_REQUESTS) {
         v_too_many(v, s->n_requests, MAX_REQUESTS);
     } else {
-        vset seen;
         for (size_t i = 0; i < s->n_requests; i++) {
             v_index(v, i);
             v_request(v, &s->requests[i]);
             v_pop(v);
         }
-        vset_init(&seen, v);
-        for (size_t i = 0; i < s->n_requests; i++) {
-            const char *k = s->requests[i].name ? s->requests[i].name : "";
-            if (vset_seen(v, &seen, k)) {
-                v_index(v, i);
-                v_duplicate_str(v, k);
-                v_pop(v);
-            }
-        }
-        vset_fini(&seen);
+        v_unique_keys(v, s->requests, s->n_requests, sizeof s->requests[0],
+                      offsetof(dra_device_request, name));
     }
     v_pop(v);
     v_field(v, "constraints");
@@ -668,22 +640,12 @@ static void v_network_data(vctx *v, const dra_network_data *nd)
     if (nd->ips.n > MAX_IPS) {
         v_too_many(v, nd->ips.n, MAX_IPS);
     } else {
-        vset seen;
-        vset_init(&seen, v);
         for (size_t i = 0; i < nd->ips.n; i++) {
             v_index(v, i);
             v_interface_address(v, nd->ips.v[i] ? nd->ips.v[i] : "");
             v_pop(v);
         }
-        for (size_t i = 0; i < nd->ips.n; i++) {
-            const char *k = nd->ips.v[i] ? nd->ips.v[i] : "";
-            if (vset_seen(v, &seen, k)) {
-                v_index(v, i);
-                v_duplicate_str(v, k);
-                v_pop(v);
-            }
-        }
-        vset_fini(&seen);
+        v_unique_keys(v, nd->ips.v, nd->ips.n, sizeof nd->ips.v[0], 0);
     }
     v_pop(v);
     v_pop(v);
@@ -762,22 +724,13 @@ static void v_reserved_for(vctx *v, const dra_claim_status *st,
     if (n > MAX_RESERVED_FOR) {
         v_too_many(v, n, MAX_RESERVED_FOR);
     } else {
-        vset seen;
-        vset_init(&seen, v);
         for (size_t i = 0; i < n; i++) {
             v_index(v, i);
             v_consumer(v, &st->reserved_for[i]);
             v_pop(v);
         }
-        for (size_t i = 0; i < n; i++) {
-            const char *k = st->reserved_for[i].uid ? st->reserved_for[i].uid : "";
-            if (vset_seen(v, &seen, k)) {
-                v_index(v, i);
-                v_duplicate_str(v, k);
-                v_pop(v);
-            }
-        }
-        vset_fini(&seen);
+        v_unique_keys(v, st->reserved_for, n, sizeof st->reserved_for[0],
+                      offsetof(dra_consumer_ref, uid));
     }
     if (n > 0 && !st->allocation) {
         v_forbidden(v, "may not be specified when `allocated` is not set");

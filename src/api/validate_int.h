@@ -73,6 +73,12 @@ DRA_HIDDEN void vset_fini(vset *s);
  * (also 0 when out of memory, which v records). */
 DRA_HIDDEN int vset_seen(vctx *v, vset *s, const char *key);
 DRA_HIDDEN int vset_has(const vset *s, const char *key);
+/* Duplicate at [i] for every item whose key was already seen at a lower
+ * index: the uniqueness rule of a listType=map key or a listType=set. The
+ * key is the string pointer at |key_off| in each of the |n| items of |size|
+ * bytes (NULL counts as ""); a []string is size sizeof(char *), offset 0. */
+DRA_HIDDEN void v_unique_keys(vctx *v, const void *items, size_t n,
+                              size_t size, size_t key_off);
 
 /* Invalid with a typed-string value, which Go renders as JSON. */
 DRA_HIDDEN void v_invalid_json_str(vctx *v, const char *val, const char *detail);

@@ -366,8 +366,6 @@ static void v_consumes_counters(vctx *v, const dra_device *d)
         v_pop(v);
         return;
     }
-    vset seen;
-    vset_init(&seen, v);
     for (size_t i = 0; i < n; i++) {
         const dra_counter_consumption *c = &d->consumes_counters[i];
         v_index(v, i);
@@ -375,15 +373,8 @@ static void v_consumes_counters(vctx *v, const dra_device *d)
         v_counters(v, c->counters, c->n_counters, MAX_COUNTERS_PER_CONSUMPTION);
         v_pop(v);
     }
-    for (size_t i = 0; i < n; i++) {
-        const char *k = d->consumes_counters[i].counter_set;
-        if (vset_seen(v, &seen, k ? k : "")) {
-            v_index(v, i);
-            v_duplicate_str(v, k ? k : "");
-            v_pop(v);
-        }
-    }
-    vset_fini(&seen);
+    v_unique_keys(v, d->consumes_counters, n, sizeof d->consumes_counters[0],
+                  offsetof(dra_counter_consumption, counter_set));
     v_pop(v);
 }
 
@@ -605,19 +596,8 @@ static void v_devices(vctx *v, const dra_resource_slice_spec *s)
         v_device(v, &s->devices[i], DRA_TRI_IS_TRUE(s->per_device_node_selection));
         v_pop(v);
     }
-    {
-        vset seen;
-        vset_init(&seen, v);
-        for (size_t i = 0; i < s->n_devices; i++) {
-            const char *k = s->devices[i].name ? s->devices[i].name : "";
-            if (vset_seen(v, &seen, k)) {
-                v_index(v, i);
-                v_duplicate_str(v, k);
-                v_pop(v);
-            }
-        }
-        vset_fini(&seen);
-    }
+    v_unique_keys(v, s->devices, s->n_devices, sizeof s->devices[0],
+                  offsetof(dra_device, name));
     v_pop(v);
 }
 
@@ -627,22 +607,13 @@ static void v_shared_counters(vctx *v, const dra_resource_slice_spec *s)
     if (s->n_shared_counters > MAX_COUNTER_SETS) {
         v_too_many(v, s->n_shared_counters, MAX_COUNTER_SETS);
     } else {
-        vset seen;
         for (size_t i = 0; i < s->n_shared_counters; i++) {
             v_index(v, i);
             v_counter_set(v, &s->shared_counters[i]);
             v_pop(v);
         }
-        vset_init(&seen, v);
-        for (size_t i = 0; i < s->n_shared_counters; i++) {
-            const char *k = s->shared_counters[i].name;
-            if (vset_seen(v, &seen, k ? k : "")) {
-                v_index(v, i);
-                v_duplicate_str(v, k ? k : "");
-                v_pop(v);
-            }
-        }
-        vset_fini(&seen);
+        v_unique_keys(v, s->shared_counters, s->n_shared_counters,
+                      sizeof s->shared_counters[0], offsetof(dra_counter_set, name));
     }
     v_pop(v);
 }

@@ -774,3 +774,22 @@ int vset_seen(vctx *v, vset *s, const char *key)
         v->oom = 1;
     return 0;
 }
+
+void v_unique_keys(vctx *v, const void *items, size_t n, size_t size,
+                   size_t key_off)
+{
+    const char *p = items;
+    vset seen;
+    vset_init(&seen, v);
+    for (size_t i = 0; i < n; i++) {
+        const char *k;
+        memcpy(&k, p + i * size + key_off, sizeof k);
+        k = k ? k : "";
+        if (vset_seen(v, &seen, k)) {
+            v_index(v, i);
+            v_duplicate_str(v, k);
+            v_pop(v);
+        }
+    }
+    vset_fini(&seen);
+}
