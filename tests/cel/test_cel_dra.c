@@ -4,6 +4,8 @@
  * evaluation. */
 #include "dra_test.h"
 
+#include <pthread.h>
+
 #include "dra/cel.h"
 
 typedef struct fixture {
@@ -307,6 +309,49 @@ static void test_failmalloc(void **state)
     fail_msg("failmalloc loop did not finish");
 }
 
+/* One program shared by threads, each with its own VM. */
+typedef struct shared_run {
+    const dra_cel_program *p;
+    const dra_cel_prepared *dev;
+    int bad;
+} shared_run;
+
+static void *eval_thread(void *arg)
+{
+    shared_run *sr = arg;
+    dra_cel_vm *vm;
+    int r;
+    if (dra_cel_vm_new(NULL, &vm)) {
+        sr->bad = 1;
+        return NULL;
+    }
+    for (int i = 0; i < 20000; i++)
+        if (dra_cel_eval_device(sr->p, vm, sr->dev, &r, NULL) != DRA_OK || r != 1)
+            sr->bad = 1;
+    dra_cel_vm_free(vm);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    fixture *f = *state;
+    const char *e = "device.attributes['gpu.nvidia.com'].productName.matches('^NVIDIA') && "
+                    "[1, 2, 3].map(x, x * 2).exists(y, y == 6) && 'v' + 'w' == 'vw'";
+    dra_cel_program *p = NULL;
+    pthread_t t[4];
+    shared_run sr[4];
+    assert_int_equal(dra_cel_compile(f->env, e, strlen(e), &p, NULL), DRA_OK);
+    for (int i = 0; i < 4; i++) {
+        sr[i] = (shared_run){p, f->dev, 0};
+        assert_int_equal(pthread_create(&t[i], NULL, eval_thread, &sr[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(sr[i].bad, 0);
+    }
+    dra_cel_program_unref(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -320,6 +365,7 @@ int main(void)
         cmocka_unit_test(test_length_limit),
         cmocka_unit_test(test_no_alloc),
         cmocka_unit_test(test_failmalloc),
+        cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
