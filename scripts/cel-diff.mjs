@@ -234,6 +234,7 @@ function report(o, orc, dir, devices, cases, got, t0) {
     if (known) {
       allowed++;
       passed++;
+      if (o.verbose) console.log(`ALLOWED case ${i} (${known.id}): ${c.expr}: @bufbuild/cel ${c.want}, dra ${g.kind}`);
       return;
     }
     const bug = strict ? null : KNOWN_DRA_BUGS.find((k) => k.match(c, g));
