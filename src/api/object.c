@@ -3,7 +3,6 @@
  * encode on apiVersion/kind, YAML streams with List expansion, kubectl's
  * List wrapper, defaulting and small lookups.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "api_int.h"
@@ -361,27 +360,11 @@ const dra_capacity_entry *dra_device_capacity(const dra_device *dev, const char 
 
 /* ---- key sorting ---------------------------------------------------------------- */
 
-static int member_cmp(const void *x, const void *y)
-{
-    const dra_doc_member *a = x, *b = y;
-    size_t n = a->keylen < b->keylen ? a->keylen : b->keylen;
-    int c = memcmp(a->key, b->key, n);
-    if (c)
-        return c;
-    return a->keylen < b->keylen ? -1 : a->keylen > b->keylen;
-}
-
+/* encoding/json's bytewise order, which codec already implements. Its depth
+ * limit is the one the encoders apply, so a document too deep to be sorted
+ * could not be printed either. */
 void dra_api_doc_sort_keys(dra_doc *doc)
 {
-    if (!doc)
-        return;
-    if (doc->kind == DRA_DOC_LIST) {
-        for (size_t i = 0; i < doc->u.list.n; i++)
-            dra_api_doc_sort_keys(doc->u.list.items[i]);
-    } else if (doc->kind == DRA_DOC_MAP) {
-        if (doc->u.map.n > 1)
-            qsort(doc->u.map.m, doc->u.map.n, sizeof *doc->u.map.m, member_cmp);
-        for (size_t i = 0; i < doc->u.map.n; i++)
-            dra_api_doc_sort_keys(doc->u.map.m[i].val);
-    }
+    if (doc)
+        (void)dra_doc_sort_keys(doc, DRA_DOC_ORDER_BYTES);
 }
