@@ -338,12 +338,37 @@ int dra_quantity_sign(const dra_quantity *q)
     return q->mant < 0 ? -1 : q->mant > 0;
 }
 
+/* 10^0 .. 10^19, the powers that fit in 64 bits. */
+static const uint64_t pow10_64[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+    10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+    100000000000ull, 1000000000000ull, 10000000000000ull,
+    100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+
 int dra_quantity_cmp(const dra_quantity *a, const dra_quantity *b)
 {
     int sa = dra_quantity_sign(a), sb = dra_quantity_sign(b), c;
+    u128 ma, mb;
+    int64_t d = (int64_t)a->scale - b->scale;
     if (sa != sb)
         return sa < sb ? -1 : 1;
-    c = ucmp(uabs(a->mant), a->scale, uabs(b->mant), b->scale);
+    if (d == 0)
+        return a->mant < b->mant ? -1 : a->mant > b->mant;
+    ma = uabs(a->mant);
+    mb = uabs(b->mant);
+    /* The common case (selectors comparing capacities: both mantissas
+     * below 2^64, scales at most 19 apart) aligns exactly in 128 bits
+     * without the digit counting below, which divides per digit. */
+    if (ma <= UINT64_MAX && mb <= UINT64_MAX && d >= -19 && d <= 19) {
+        if (d > 0)
+            ma *= pow10_64[d];
+        else
+            mb *= pow10_64[-d];
+        c = (ma > mb) - (ma < mb);
+    } else {
+        c = ucmp(ma, a->scale, mb, b->scale);
+    }
     return sa < 0 ? -c : c;
 }
 

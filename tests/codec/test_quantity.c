@@ -306,12 +306,48 @@ static void test_str_truncation(void **state)
     check_str(&q, "5e3");
 }
 
+/* dra_quantity_cmp has a fast path (64-bit mantissas, scales at most 19
+ * apart) and a general one; compare both against exact arithmetic done
+ * here on small values at a common scale. */
+static void test_compare_random(void **state)
+{
+    uint64_t x = 88172645463325252ull;
+    (void)state;
+    for (int i = 0; i < 200000; i++) {
+        dra_quantity a = {0}, b = {0};
+        __int128 ea, eb;
+        int want, got;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        a.mant = (__int128)(int64_t)(x % 2000001) - 1000000;
+        a.scale = (int32_t)((x >> 24) % 31) - 9;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        b.mant = (__int128)(int64_t)(x % 2000001) - 1000000;
+        b.scale = (int32_t)((x >> 24) % 31) - 9;
+        if (x & 1) { /* sometimes huge mantissas, to take the general path */
+            a.mant *= (__int128)1000000000000000000ll * 1000;
+            a.scale = (int32_t)((x >> 24) % 11) - 9; /* oracle stays in 128 bits */
+        }
+        ea = a.mant;
+        eb = b.mant;
+        for (int k = -9; k < a.scale; k++)
+            ea *= 10;
+        for (int k = -9; k < b.scale; k++)
+            eb *= 10;
+        want = (ea > eb) - (ea < eb);
+        got = dra_quantity_cmp(&a, &b);
+        got = (got > 0) - (got < 0);
+        if (want != got)
+            fail_msg("case %d: cmp gave %d, want %d", i, got, want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_table),
         cmocka_unit_test(test_canonical),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_compare_random),
         cmocka_unit_test(test_arith),
         cmocka_unit_test(test_int64),
         cmocka_unit_test(test_double),
