@@ -85,8 +85,7 @@ static void v_request_ref(vctx *v, const reqnames *r, const char *name)
 static void v_request_refs(vctx *v, const reqnames *r, const dra_strlist *l)
 {
     v_field(v, "requests");
-    if (l->n > MAX_REQUESTS) {
-        v_too_many(v, l->n, MAX_REQUESTS);
+    if (!v_at_most(v, l->n, MAX_REQUESTS)) {
         v_pop(v);
         return;
     }
@@ -132,8 +131,7 @@ static void v_selectors(vctx *v, const dra_device_selector *s, size_t n,
                         int stored)
 {
     v_field(v, "selectors");
-    if (n > MAX_SELECTORS) {
-        v_too_many(v, n, MAX_SELECTORS);
+    if (!v_at_most(v, n, MAX_SELECTORS)) {
         v_pop(v);
         return;
     }
@@ -236,9 +234,7 @@ static void v_toleration(vctx *v, const dra_device_toleration *t)
 static void v_tolerations(vctx *v, const dra_device_toleration *t, size_t n)
 {
     v_field(v, "tolerations");
-    if (n > MAX_TOLERATIONS) {
-        v_too_many(v, n, MAX_TOLERATIONS);
-    } else {
+    if (v_at_most(v, n, MAX_TOLERATIONS)) {
         for (size_t i = 0; i < n; i++) {
             v_index(v, i);
             v_toleration(v, &t[i]);
@@ -278,8 +274,7 @@ static void v_first_available(vctx *v, const dra_device_request *q)
 {
     size_t n = q->n_first_available;
     v_field(v, "firstAvailable");
-    if (n > MAX_SUBREQUESTS) {
-        v_too_many(v, n, MAX_SUBREQUESTS);
+    if (!v_at_most(v, n, MAX_SUBREQUESTS)) {
         v_pop(v);
         return;
     }
@@ -383,9 +378,7 @@ void v_claim_spec(vctx *v, const dra_claim_spec *s)
     reqnames_init(v, &r, s);
     v_field(v, "devices");
     v_field(v, "requests");
-    if (s->n_requests > MAX_REQUESTS) {
-        v_too_many(v, s->n_requests, MAX_REQUESTS);
-    } else {
+    if (v_at_most(v, s->n_requests, MAX_REQUESTS)) {
         for (size_t i = 0; i < s->n_requests; i++) {
             v_index(v, i);
             v_request(v, &s->requests[i]);
@@ -396,9 +389,7 @@ void v_claim_spec(vctx *v, const dra_claim_spec *s)
     }
     v_pop(v);
     v_field(v, "constraints");
-    if (s->n_constraints > MAX_CONSTRAINTS) {
-        v_too_many(v, s->n_constraints, MAX_CONSTRAINTS);
-    } else {
+    if (v_at_most(v, s->n_constraints, MAX_CONSTRAINTS)) {
         for (size_t i = 0; i < s->n_constraints; i++) {
             v_index(v, i);
             v_constraint(v, &r, &s->constraints[i]);
@@ -407,9 +398,7 @@ void v_claim_spec(vctx *v, const dra_claim_spec *s)
     }
     v_pop(v);
     v_field(v, "config");
-    if (s->n_config > MAX_CONFIG) {
-        v_too_many(v, s->n_config, MAX_CONFIG);
-    } else {
+    if (v_at_most(v, s->n_config, MAX_CONFIG)) {
         for (size_t i = 0; i < s->n_config; i++) {
             v_index(v, i);
             v_claim_config(v, &r, &s->config[i]);
@@ -464,9 +453,7 @@ void v_class_spec(vctx *v, const dra_device_class_spec *s,
     v_field(v, "spec");
     v_selectors(v, s->selectors, s->n_selectors, old && selectors_equal(s, old));
     v_field(v, "config");
-    if (s->n_config > MAX_CONFIG) {
-        v_too_many(v, s->n_config, MAX_CONFIG);
-    } else {
+    if (v_at_most(v, s->n_config, MAX_CONFIG)) {
         for (size_t i = 0; i < s->n_config; i++) {
             v_index(v, i);
             v_opaque(v, &s->config[i], stored_cfg);
@@ -539,9 +526,7 @@ static void v_allocation(vctx *v, const reqnames *r, const dra_allocation_result
 {
     v_field(v, "devices");
     v_field(v, "results");
-    if (a->n_results > MAX_RESULTS) {
-        v_too_many(v, a->n_results, MAX_RESULTS);
-    } else {
+    if (v_at_most(v, a->n_results, MAX_RESULTS)) {
         for (size_t i = 0; i < a->n_results; i++) {
             v_index(v, i);
             v_result(v, r, &a->results[i]);
@@ -550,9 +535,7 @@ static void v_allocation(vctx *v, const reqnames *r, const dra_allocation_result
     }
     v_pop(v);
     v_field(v, "config");
-    if (a->n_config > 2 * MAX_CONFIG) {
-        v_too_many(v, a->n_config, 2 * MAX_CONFIG);
-    } else {
+    if (v_at_most(v, a->n_config, 2 * MAX_CONFIG)) {
         for (size_t i = 0; i < a->n_config; i++) {
             v_index(v, i);
             v_alloc_config(v, r, &a->config[i]);
@@ -637,9 +620,7 @@ static void v_network_data(vctx *v, const dra_network_data *nd)
         v_pop(v);
     }
     v_field(v, "ips");
-    if (nd->ips.n > MAX_IPS) {
-        v_too_many(v, nd->ips.n, MAX_IPS);
-    } else {
+    if (v_at_most(v, nd->ips.n, MAX_IPS)) {
         for (size_t i = 0; i < nd->ips.n; i++) {
             v_index(v, i);
             v_interface_address(v, nd->ips.v[i] ? nd->ips.v[i] : "");
@@ -721,9 +702,7 @@ static void v_reserved_for(vctx *v, const dra_claim_status *st,
 {
     size_t n = st->n_reserved_for;
     v_field(v, "reservedFor");
-    if (n > MAX_RESERVED_FOR) {
-        v_too_many(v, n, MAX_RESERVED_FOR);
-    } else {
+    if (v_at_most(v, n, MAX_RESERVED_FOR)) {
         for (size_t i = 0; i < n; i++) {
             v_index(v, i);
             v_consumer(v, &st->reserved_for[i]);

@@ -50,6 +50,9 @@ DRA_HIDDEN void v_invalid_int(vctx *v, int64_t val, const char *detail);
 DRA_HIDDEN void v_invalid_raw(vctx *v, const char *raw, const char *detail);
 DRA_HIDDEN void v_too_long(vctx *v, long max_bytes);
 DRA_HIDDEN void v_too_many(vctx *v, size_t actual, size_t max);
+/* 1 when a list of |n| items is within |max|; otherwise records Too many
+ * at the current path and returns 0 (its items are then not visited). */
+DRA_HIDDEN int v_at_most(vctx *v, size_t n, size_t max);
 DRA_HIDDEN void v_duplicate_str(vctx *v, const char *val);
 DRA_HIDDEN void v_not_supported(vctx *v, const char *val,
                                 const char *const *supported, size_t n);

@@ -205,9 +205,7 @@ static void v_valid_values(vctx *v, const dra_quantity *def,
             v_pop(v);
         }
     }
-    if (n > MAX_VALID_VALUES) {
-        v_too_many(v, n, MAX_VALID_VALUES);
-    } else {
+    if (v_at_most(v, n, MAX_VALID_VALUES)) {
         vset seen;
         vset_init(&seen, v);
         qstr(cap, b, sizeof b);
@@ -337,9 +335,7 @@ static void v_counters(vctx *v, const dra_counter *c, size_t n, size_t max)
     v_field(v, "counters");
     if (n == 0) {
         v_required(v, NULL);
-    } else if (n > max) {
-        v_too_many(v, n, max);
-    } else {
+    } else if (v_at_most(v, n, max)) {
         /* Keys are reported at the map, values at [key]. */
         for (size_t i = 0; i < n; i++)
             v_dns_label(v, c[i].name ? c[i].name : "");
@@ -361,8 +357,7 @@ static void v_consumes_counters(vctx *v, const dra_device *d)
 {
     size_t n = d->n_consumes_counters;
     v_field(v, "consumesCounters");
-    if (n > MAX_CONSUMPTIONS) {
-        v_too_many(v, n, MAX_CONSUMPTIONS);
+    if (!v_at_most(v, n, MAX_CONSUMPTIONS)) {
         v_pop(v);
         return;
     }
@@ -401,9 +396,7 @@ static void v_taint(vctx *v, const dra_device_taint *t)
 static void v_condition_list(vctx *v, const char *field, const dra_strlist *l)
 {
     v_field(v, field);
-    if (l->n > MAX_BINDING_CONDITIONS) {
-        v_too_many(v, l->n, MAX_BINDING_CONDITIONS);
-    } else {
+    if (v_at_most(v, l->n, MAX_BINDING_CONDITIONS)) {
         for (size_t i = 0; i < l->n; i++) {
             v_index(v, i);
             v_label_name(v, l->v[i] ? l->v[i] : "");
@@ -558,9 +551,7 @@ static void v_device(vctx *v, const dra_device *d, int per_device)
     }
     v_pop(v);
     v_field(v, "taints");
-    if (d->n_taints > MAX_TAINTS) {
-        v_too_many(v, d->n_taints, MAX_TAINTS);
-    } else {
+    if (v_at_most(v, d->n_taints, MAX_TAINTS)) {
         for (size_t i = 0; i < d->n_taints; i++) {
             v_index(v, i);
             v_taint(v, &d->taints[i]);
@@ -586,8 +577,7 @@ static void v_devices(vctx *v, const dra_resource_slice_spec *s)
         if (s->devices[i].n_taints || s->devices[i].n_consumes_counters)
             max = SLICE_MAX_DEVICES_ADVANCED;
     v_field(v, "devices");
-    if (s->n_devices > max) {
-        v_too_many(v, s->n_devices, max);
+    if (!v_at_most(v, s->n_devices, max)) {
         v_pop(v);
         return;
     }
@@ -604,9 +594,7 @@ static void v_devices(vctx *v, const dra_resource_slice_spec *s)
 static void v_shared_counters(vctx *v, const dra_resource_slice_spec *s)
 {
     v_field(v, "sharedCounters");
-    if (s->n_shared_counters > MAX_COUNTER_SETS) {
-        v_too_many(v, s->n_shared_counters, MAX_COUNTER_SETS);
-    } else {
+    if (v_at_most(v, s->n_shared_counters, MAX_COUNTER_SETS)) {
         for (size_t i = 0; i < s->n_shared_counters; i++) {
             v_index(v, i);
             v_counter_set(v, &s->shared_counters[i]);

@@ -219,6 +219,14 @@ void v_too_many(vctx *v, size_t actual, size_t max)
             max == 1 ? "item" : "items");
 }
 
+int v_at_most(vctx *v, size_t n, size_t max)
+{
+    if (n <= max)
+        return 1;
+    v_too_many(v, n, max);
+    return 0;
+}
+
 void v_duplicate_str(vctx *v, const char *val)
 {
     val = val ? val : "";
