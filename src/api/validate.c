@@ -268,7 +268,7 @@ static void v_create_meta(vctx *v, const dra_object *o)
     int namespaced = o->kind == DRA_KIND_RESOURCE_CLAIM ||
                      o->kind == DRA_KIND_RESOURCE_CLAIM_TEMPLATE ||
                      o->kind == DRA_KIND_POD;
-    v_object_meta(v, &o->meta, namespaced, name_is_dns_subdomain);
+    v_object_meta(v, &o->meta, namespaced);
 }
 
 static void v_create(vctx *v, const dra_object *o)

@@ -95,10 +95,9 @@ DRA_HIDDEN void v_quote(dra_buf *b, const char *s, size_t len);
  * Each appends its messages to |out| (which it does not clear). */
 DRA_HIDDEN void chk_dns_label(const char *s, vmsgs *out);
 DRA_HIDDEN void chk_dns_subdomain(const char *s, vmsgs *out);
-/* NameIsDNSSubdomain/NameIsDNSLabel with prefix=true (generateName): a
- * trailing '-' is masked before checking. */
+/* NameIsDNSSubdomain with prefix=true (generateName): a trailing '-' is
+ * masked before checking. */
 DRA_HIDDEN void chk_dns_subdomain_prefix(const char *s, vmsgs *out);
-DRA_HIDDEN void chk_dns_label_prefix(const char *s, vmsgs *out);
 DRA_HIDDEN void chk_qualified_name(const char *s, vmsgs *out);
 /* |ci|: judge as if lower-cased (annotation keys). */
 DRA_HIDDEN void chk_qualified_name_ci(const char *s, vmsgs *out, int ci);
@@ -130,13 +129,10 @@ DRA_HIDDEN int chk_semver(const char *s);
 /* ---- pieces shared between the per-kind files ---------------------------- */
 #include "dra/api.h"
 
-/* Name rule of an object's metadata.name / generateName. */
-typedef void (*validate_name_fn)(const char *s, int prefix, vmsgs *out);
-DRA_HIDDEN void name_is_dns_subdomain(const char *s, int prefix, vmsgs *out);
-
-/* ObjectMeta of a top-level object (metadata.*). */
+/* ObjectMeta of a top-level object (metadata.*). Every kind here (the
+ * resource.k8s.io ones and Pod) names its objects as DNS subdomains. */
 DRA_HIDDEN void v_object_meta(vctx *v, const dra_object_meta *m,
-                              int namespaced, validate_name_fn fn);
+                              int namespaced);
 /* metadata update rules (name, namespace, uid immutable). */
 DRA_HIDDEN void v_object_meta_update(vctx *v, const dra_object_meta *m,
                                      const dra_object_meta *old);

@@ -11,14 +11,6 @@
 
 #define TOTAL_ANNOTATION_SIZE_LIMIT (256 * 1024)
 
-void name_is_dns_subdomain(const char *s, int prefix, vmsgs *out)
-{
-    if (prefix)
-        chk_dns_subdomain_prefix(s, out);
-    else
-        chk_dns_subdomain(s, out);
-}
-
 void v_labels(vctx *v, const dra_strmap *labels)
 {
     for (size_t i = 0; i < labels->n; i++) {
@@ -143,14 +135,13 @@ static void v_finalizers(vctx *v, const dra_strlist *f)
     }
 }
 
-void v_object_meta(vctx *v, const dra_object_meta *m, int namespaced,
-                   validate_name_fn fn)
+void v_object_meta(vctx *v, const dra_object_meta *m, int namespaced)
 {
     vmsgs msgs;
     v_field(v, "metadata");
     if (m->generate_name && *m->generate_name) {
         memset(&msgs, 0, sizeof msgs);
-        fn(m->generate_name, 1, &msgs);
+        chk_dns_subdomain_prefix(m->generate_name, &msgs);
         v_field(v, "generateName");
         v_invalid_msgs(v, m->generate_name, &msgs, NULL);
         v_pop(v);
@@ -160,7 +151,7 @@ void v_object_meta(vctx *v, const dra_object_meta *m, int namespaced,
         v_required(v, "name or generateName is required");
     } else {
         memset(&msgs, 0, sizeof msgs);
-        fn(m->name, 0, &msgs);
+        chk_dns_subdomain(m->name, &msgs);
         v_invalid_msgs(v, m->name, &msgs, NULL);
     }
     v_pop(v);

@@ -428,17 +428,6 @@ void chk_dns_subdomain_prefix(const char *s, vmsgs *out)
     subdomain_msgs(tmp, len, out);
 }
 
-void chk_dns_label_prefix(const char *s, vmsgs *out)
-{
-    char tmp[512];
-    size_t len = masked(s, tmp, sizeof tmp);
-    if (len >= sizeof tmp) {
-        label_msgs(s, len, out);
-        return;
-    }
-    label_msgs(tmp, len, out);
-}
-
 void chk_qualified_name(const char *s, vmsgs *out)
 {
     chk_qualified_name_ci(s, out, 0);
