@@ -565,7 +565,8 @@ static dra_err build_nodes(dra_allocator *a)
     a->sorted = dra_calloc(a->mem, a->nnodes + 1, sizeof *a->sorted);
     if (!a->sorted)
         return DRA_ENOMEM;
-    memcpy(a->sorted, a->nodes, a->nnodes * sizeof *a->nodes);
+    if (a->nnodes) /* nodes is NULL when there are none */
+        memcpy(a->sorted, a->nodes, a->nnodes * sizeof *a->nodes);
     qsort(a->sorted, a->nnodes, sizeof *a->sorted, cmp_node_name);
     for (size_t i = 0; i < a->nnodes; i++)
         a->sorted[i]->rank = i;
