@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib_common.h"
+#include "vm.h"
 
 /* Decodes |v| (a string) into code points in the scratch arena. */
 static uint32_t *runes_of(cel_ctx *ctx, cel_value v, size_t *n)
@@ -181,20 +182,33 @@ static cel_value s_last_index_of(cel_ctx *ctx, const cel_value *a, size_t n)
                          (int64_t)cel_utf8_len(a[0].u.s, a[0].n) - 1);
 }
 
+/* Converts the ASCII letters of |s| to one case. A string with nothing to
+ * convert is returned as is (borrowed: it outlives the result), so the
+ * common already-lower-case selector input costs a scan and no copy.
+ * Changing ASCII case keeps the code-point count, so the result keeps
+ * the input's CEL_VF_CPLEN count for the cost tracker. */
 static cel_value ascii_case(cel_ctx *ctx, cel_value s, int upper)
 {
+    char lo = upper ? 'a' : 'A', hi = upper ? 'z' : 'Z';
+    size_t i = 0;
+    while (i < s.n && (s.u.s[i] < lo || s.u.s[i] > hi))
+        i++;
+    if (i == s.n)
+        return s;
     char *o = cel_alloc(ctx, (size_t)s.n + 1);
     if (!o)
         return nomem();
-    for (size_t i = 0; i < s.n; i++) {
+    memcpy(o, s.u.s, i);
+    for (; i < s.n; i++) {
         char c = s.u.s[i];
-        if (upper && c >= 'a' && c <= 'z')
-            c = (char)(c - 32);
-        else if (!upper && c >= 'A' && c <= 'Z')
-            c = (char)(c + 32);
+        if (c >= lo && c <= hi)
+            c = (char)(c ^ 32);
         o[i] = c;
     }
-    return cel_str(o, s.n);
+    cel_value r = cel_str(o, s.n);
+    r.flags = (uint8_t)(s.flags & CEL_VF_CPLEN);
+    r.pad = s.pad;
+    return r;
 }
 
 static cel_value s_lower(cel_ctx *ctx, const cel_value *a, size_t n)
@@ -445,7 +459,7 @@ static uint64_t tenth_ceil(uint64_t x)
 static uint64_t cost_traverse(const cel_value *a, size_t n, cel_value r)
 {
     (void)n, (void)r;
-    return tenth_ceil(cel_utf8_len(a[0].u.s, a[0].n));
+    return tenth_ceil(cel_value_size(a[0]));
 }
 
 static uint64_t cost_traverse2(const cel_value *a, size_t n, cel_value r)

@@ -231,6 +231,41 @@ static void test_costs(void **state)
     dra_cel_program_unref(p);
 }
 
+/* lowerAscii/upperAscii return an already-converted string as is and keep
+ * the code-point count for the cost tracker: results and costs must not
+ * depend on which path ran. productName has 21 code points. */
+static uint64_t case_cost(fixture *f, const char *expr, int want)
+{
+    dra_cel_program *p = NULL;
+    int r = -1;
+    assert_int_equal(dra_cel_compile(f->env, expr, strlen(expr), &p, NULL), DRA_OK);
+    assert_int_equal(dra_cel_eval_device(p, f->vm, f->dev, &r, NULL), DRA_OK);
+    assert_int_equal(r, want);
+    dra_cel_program_unref(p);
+    return dra_cel_vm_last_cost(f->vm);
+}
+
+static void test_ascii_case(void **state)
+{
+    fixture *f = *state;
+#define PN "device.attributes['gpu.nvidia.com'].productName"
+    /* select 4, lowerAscii ceil(2.1), contains ceil(2.1) * ceil(0.4) */
+    uint64_t once = case_cost(f, PN ".lowerAscii().contains('h100')", 1);
+    assert_int_equal(once, 4 + 3 + 3);
+    /* The second lowerAscii finds nothing to convert (borrowed path). */
+    assert_int_equal(case_cost(f, PN ".lowerAscii().lowerAscii().contains('h100')", 1),
+                     once + 3);
+    assert_int_equal(case_cost(f, PN ".lowerAscii().upperAscii().contains('H100')", 1),
+                     once + 3);
+    assert_int_equal(case_cost(f, PN ".upperAscii().upperAscii().contains('NVIDIA H100')", 1),
+                     once + 3 + 3);
+    case_cost(f, PN ".lowerAscii().upperAscii() == 'NVIDIA H100 80GB HBM3'", 1);
+    case_cost(f, PN ".lowerAscii() == 'nvidia h100 80gb hbm3'", 1);
+    case_cost(f, "device.attributes['gpu.nvidia.com'].type.lowerAscii() == 'gpu'", 1);
+    case_cost(f, "device.attributes['gpu.nvidia.com'].type.upperAscii() == 'GPU'", 1);
+#undef PN
+}
+
 static void test_length_limit(void **state)
 {
     fixture *f = *state;
@@ -362,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_caret),
         cmocka_unit_test(test_cost_limit),
         cmocka_unit_test(test_costs),
+        cmocka_unit_test(test_ascii_case),
         cmocka_unit_test(test_length_limit),
         cmocka_unit_test(test_no_alloc),
         cmocka_unit_test(test_failmalloc),
