@@ -50,9 +50,6 @@ DRA_HIDDEN codec_yres codec_yaml_resolve(const char *s, size_t len, codec_yval *
  * a YAML 1.1 base-60 float; such strings are quoted on output. */
 DRA_HIDDEN int codec_yaml_looks_special(const char *s, size_t len);
 
-/* Length of the valid UTF-8 sequence at |s| (1..4), 0 when invalid;
- * |*cp| receives the code point. */
-DRA_HIDDEN int codec_utf8_dec(const unsigned char *s, size_t len, uint32_t *cp);
 /* True when |s| is a JSON number per RFC 8259. */
 DRA_HIDDEN int codec_is_json_number(const char *s, size_t len);
 

@@ -290,7 +290,7 @@ static int cmp_bytes(const void *x, const void *y)
 static uint32_t next_cp(const char *s, size_t len, size_t *i)
 {
     uint32_t cp;
-    int w = codec_utf8_dec((const unsigned char *)s + *i, len - *i, &cp);
+    int w = (int)dra_utf8_decode((const unsigned char *)s + *i, len - *i, &cp);
     if (w <= 0) {
         cp = (unsigned char)s[*i];
         w = 1;

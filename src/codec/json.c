@@ -242,7 +242,7 @@ static char *jp_string(jp *j, size_t *len)
         } else if (c < 0x80) {
             *o++ = (char)c;
             j->p++;
-        } else if ((n = codec_utf8_dec((const unsigned char *)j->p,
+        } else if ((n = (int)dra_utf8_decode((const unsigned char *)j->p,
                                        (size_t)(raw_end - j->p), &cp)) > 0) {
             memcpy(o, j->p, (size_t)n);
             o += n;
@@ -572,7 +572,7 @@ static void je_string(dra_buf *out, const char *s, size_t len)
             continue;
         }
         if (c >= 0x80) {
-            n = codec_utf8_dec((const unsigned char *)s + i, len - i, &cp);
+            n = (int)dra_utf8_decode((const unsigned char *)s + i, len - i, &cp);
             if (n > 0 && cp != 0x2028 && cp != 0x2029) {
                 i += (size_t)n, run += (size_t)n;
                 continue;

@@ -424,40 +424,7 @@ int codec_yaml_looks_special(const char *s, size_t len)
     return looks_timestamp(s, len) || looks_base60(s, len);
 }
 
-/* ---- UTF-8 and JSON number syntax ----------------------------------- */
-
-int codec_utf8_dec(const unsigned char *s, size_t len, uint32_t *cp)
-{
-    uint32_t c;
-    int n;
-    if (!len)
-        return 0;
-    c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2, c &= 0x1F;
-    else if (c >= 0xE0 && c <= 0xEF)
-        n = 3, c &= 0x0F;
-    else if (c >= 0xF0 && c <= 0xF4)
-        n = 4, c &= 0x07;
-    else
-        return 0;
-    if (len < (size_t)n)
-        return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3F);
-    }
-    if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
-        (c >= 0xD800 && c <= 0xDFFF))
-        return 0;
-    *cp = c;
-    return n;
-}
+/* ---- JSON number syntax -------------------------------------------- */
 
 int codec_is_json_number(const char *s, size_t len)
 {

@@ -92,7 +92,7 @@ static int analyze(const char *str, size_t len, yan *a)
         flow_ind = block_ind = 1;
     while (i < len) {
         uint32_t c;
-        int w = codec_utf8_dec(s + i, len - i, &c);
+        int w = (int)dra_utf8_decode(s + i, len - i, &c);
         if (w <= 0)
             return 0;
         followed = blankz(s, len, i + (size_t)w);
@@ -237,7 +237,7 @@ static void write_double(ye *e, const char *s, size_t len, int indent, int break
     put(e, "\"", 1);
     while (i < len) {
         uint32_t c;
-        int w = codec_utf8_dec((const unsigned char *)s + i, len - i, &c);
+        int w = (int)dra_utf8_decode((const unsigned char *)s + i, len - i, &c);
         if (w <= 0) {
             e->err = DRA_EINVAL;
             return;
