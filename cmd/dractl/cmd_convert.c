@@ -239,8 +239,10 @@ static int print_objects(dractl_ctx *ctx, const convert_opts *o, dra_arena *a,
                 dra_api_set_defaults(objs[i]);
             if ((e = dra_api_encode(a, objs[i], &doc)) != DRA_OK)
                 break;
+            /* kubectl sorts JSON keys bytewise (encoding/json) and YAML
+             * keys naturally (go-yaml v2: "a2" before "a10"). */
             if (!o->go_order)
-                dra_api_doc_sort_keys(doc);
+                (void)dra_doc_sort_keys(doc, o->json ? DRA_DOC_ORDER_BYTES : DRA_DOC_ORDER_YAML);
             if (i)
                 dra_buf_puts(&out, "---\n");
             e = o->json ? dra_doc_to_json(doc, 4, &out) : dra_doc_to_yaml(doc, &out);

@@ -36,6 +36,16 @@ for o in yaml json; do
         cmp -s "$T/one" "$T/out" || fail "not a fixed point: -o $o $ord"
     done
 done
+
+# Key order as kubectl prints it: YAML naturally (go-yaml v2: "a2" before
+# "a10"), JSON bytewise (encoding/json: "a10" before "a2").
+printf 'apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: x\n  labels: {a10: "1", a2: "2", B: "3"}\nspec: {}\n' >"$T/order.yaml"
+expect 0 $RUN "$DRACTL" convert -f "$T/order.yaml" -o yaml
+[ "$(grep -E '^    (B|a2|a10):' "$T/out" | cut -d: -f1 | tr -d ' ' | tr '\n' ' ')" = "B a2 a10 " ] ||
+    fail "yaml key order: $(cat "$T/out")"
+expect 0 $RUN "$DRACTL" convert -f "$T/order.yaml" -o json
+[ "$(grep -E '^ +"(B|a2|a10)":' "$T/out" | cut -d'"' -f2 | tr '\n' ' ')" = "B a10 a2 " ] ||
+    fail "json key order: $(cat "$T/out")"
 expect 0 $RUN "$DRACTL" convert $all --go-order
 [ "$(grep -c '^kind: ' "$T/out")" -ge 29 ] || fail "all inputs: want at least 29 objects"
 
