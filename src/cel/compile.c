@@ -21,6 +21,8 @@ typedef struct compiler {
     int append_slot;   /* accumulator of the comprehension being built, or -1 */
     int insert_slot;
     int no_fold;
+    int nlocals;       /* next free local slot (hoisted values take two) */
+    int in_loop;       /* depth of comprehension conditions/steps */
     dra_cel_vm *fold_vm; /* evaluates constant subexpressions */
     int validate;        /* DRA: reject bad constant regex/duration/timestamp */
     dra_diag *d;
@@ -437,7 +439,8 @@ static int32_t opt_flags(compiler *c, const uint8_t *opt, size_t n)
 
 static void comp_comprehension(compiler *c, const cel_ast *e)
 {
-    int init, next, loop, cond, save_append = c->append_slot, save_insert = c->insert_slot;
+    int init, next, loop, cond, reset, first, save_append = c->append_slot;
+    int save_insert = c->insert_slot;
     int builder = e->accu_init->kind == AST_LIST && e->accu_init->nargs == 0;
     int mbuilder = e->accu_init->kind == AST_MAP && e->accu_init->nargs == 0;
     /* cel.bind: no iteration at all. */
@@ -458,6 +461,9 @@ static void comp_comprehension(compiler *c, const cel_ast *e)
         comp(c, e->accu_init);
         emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
     }
+    reset = emit(c, CEL_OP_HOIST_RESET, 0, 0, 0);
+    first = c->nlocals;
+    c->in_loop++;
     loop = (int)c->ncode;
     next = emit(c, CEL_OP_ITER_NEXT, e->iter_slot, 0, 0);
     if (next >= 0)
@@ -473,6 +479,12 @@ static void comp_comprehension(compiler *c, const cel_ast *e)
     comp(c, e->step);
     c->append_slot = save_append;
     c->insert_slot = save_insert;
+    c->in_loop--;
+    if (!c->rc && reset >= 0) {
+        /* Every invariant cached in the body starts unknown again. */
+        c->code[reset].a = first;
+        c->code[reset].b = c->nlocals;
+    }
     emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
     emit(c, CEL_OP_JMP, loop, 0, 0);
     patch(c, next, 1);
@@ -481,6 +493,67 @@ static void comp_comprehension(compiler *c, const cel_ast *e)
     c->sp--;
     patch(c, init, 1);
     c->sp++;
+}
+
+/* ---- loop-invariant calls ------------------------------------------------
+ * A function call in a comprehension's condition or step that reads no
+ * local variable gives the same value (or error) in every iteration: it is
+ * computed on first use, cached in a pair of local slots (value, cost) and
+ * reused after, charging its cost again each time so that the runtime cost
+ * stays cel-go's. Lazy, so an empty range or a short-circuited first use
+ * evaluates it exactly when the uncached code would have. */
+
+/* 1 when |e| reads no comprehension or bind variable. */
+static int loop_invariant(const cel_ast *e)
+{
+    if (!e)
+        return 1;
+    if (e->ref_kind == REF_LOCAL)
+        return 0;
+    switch (e->kind) {
+    case AST_CONST:
+    case AST_IDENT: return 1;
+    case AST_SELECT: return loop_invariant(e->target);
+    case AST_CALL:
+    case AST_LIST:
+    case AST_MAP:
+        if (!loop_invariant(e->target))
+            return 0;
+        for (size_t i = 0; i < e->nargs; i++)
+            if (!loop_invariant(e->args[i]))
+                return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* A named function call (not an operator or macro helper) worth caching. */
+static int hoistable(const compiler *c, const cel_ast *e)
+{
+    if (!c->in_loop || c->no_fold || !e->name || !e->namelen)
+        return 0;
+    if (!((e->name[0] >= 'a' && e->name[0] <= 'z') || (e->name[0] >= 'A' && e->name[0] <= 'Z')))
+        return 0;
+    if (memchr(e->name, '@', e->namelen) || (!e->target && !e->nargs))
+        return 0;
+    return loop_invariant(e);
+}
+
+static void comp_hoisted(compiler *c, const cel_ast *e)
+{
+    int32_t slot = c->nlocals;
+    int get, saved = c->in_loop;
+    if (c->nlocals > INT32_MAX - 2) {
+        c->rc = DRA_ELIMIT;
+        return;
+    }
+    c->nlocals += 2;
+    get = emit(c, CEL_OP_HOIST_GET, slot, 0, 0);
+    c->in_loop = 0; /* the call's operands are computed once anyway */
+    comp_call(c, e);
+    c->in_loop = saved;
+    emit(c, CEL_OP_HOIST_SET, slot, 0, 0);
+    patch(c, get, 1);
 }
 
 static void comp(compiler *c, const cel_ast *e)
@@ -500,7 +573,12 @@ static void comp(compiler *c, const cel_ast *e)
             emit(c, CEL_OP_CONST, konst(c, e->cval), 0, 1);
         break;
     case AST_SELECT: comp_select(c, e); break;
-    case AST_CALL: comp_call(c, e); break;
+    case AST_CALL:
+        if (hoistable(c, e))
+            comp_hoisted(c, e);
+        else
+            comp_call(c, e);
+        break;
     case AST_LIST:
         for (size_t i = 0; i < e->nargs; i++)
             comp(c, e->args[i]);
@@ -820,6 +898,7 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
     c.d = d;
     c.src = src;
     c.len = len;
+    c.nlocals = nlocals;
     fold(&c, root);
     dra_cel_vm_free(c.fold_vm);
     c.fold_vm = NULL;
@@ -847,7 +926,7 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
             p->conj_terms = conj_shape(p->code, c.ncode);
             p->nconsts = c.nconsts;
             p->ncalls = c.ncalls;
-            p->nlocals = nlocals;
+            p->nlocals = c.nlocals;
             p->max_stack = c.maxsp + 4;
         }
     }

@@ -59,6 +59,9 @@
     X(APPEND, 11)        \
     X(MAP_BUILDER, 0)    \
     X(MAP_INSERT, 1)     \
+    X(HOIST_RESET, 0)    \
+    X(HOIST_GET, 0)      \
+    X(HOIST_SET, 0)      \
     X(RET, 0)
 
 typedef enum cel_op {

@@ -1205,6 +1205,31 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             *sp = loc[in->a];
             break;
         /* RET: the top is the result. */
+        /* HOIST_RESET a b: forget the loop invariants cached in the slot
+         * pairs a..b-1 (at each comprehension start). */
+        case CEL_OP_HOIST_RESET:
+            for (int32_t s = in->a; s < in->b; s += 2)
+                loc[s + 1].n = 0;
+            break;
+        /* HOIST_GET a b: the loop invariant cached in slot a (its cost in
+         * a+1): push it, charge its cost again, jump to b. Not cached yet,
+         * or its cost would pass the limit (the uncached code then stops
+         * where it always did): note the cost so far and compute it. */
+        case CEL_OP_HOIST_GET:
+            if (loc[in->a + 1].n && cost <= limit && loc[in->a + 1].u.u <= limit - cost) {
+                cost += loc[in->a + 1].u.u;
+                *++sp = loc[in->a];
+                in = code + in->b;
+                continue;
+            }
+            loc[in->a + 1].u.u = cost;
+            break;
+        /* HOIST_SET a: cache the top (kept) and its cost in slots a, a+1. */
+        case CEL_OP_HOIST_SET:
+            loc[in->a] = *sp;
+            loc[in->a + 1].u.u = cost - loc[in->a + 1].u.u;
+            loc[in->a + 1].n = 1;
+            break;
         case CEL_OP_RET:
             c->last_cost = cost;
             if (cost > limit)
