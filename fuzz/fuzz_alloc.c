@@ -177,11 +177,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         abort();
     if (!(s.done = dra_arena_array(&s.ar, FUZZ_MAX_JOBS, sizeof *s.done)))
         abort();
-    /* Workaround for finding 1 in docs/fuzzing.md (indexing with zero
-     * nodes passes NULL to memcpy): one node always exists, so the fuzzer
-     * gets past that to the rest of the allocator. Remove once fixed. */
-    if (dra_allocator_add_node(s.alloc, "fuzz-node", NULL, 0) != DRA_OK)
-        abort();
     err = dra_alloc_load_api(s.alloc, &s.ar, s.objs, s.n, &s.d);
     dra_diag_clear(&s.d);
     if (err == DRA_OK)
