@@ -1033,6 +1033,17 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         case CEL_OP_GT:
         case CEL_OP_GE:
             sp--;
+            if (sp[0].kind == CEL_K_INT && sp[1].kind == CEL_K_INT) {
+                /* int with int (`compareTo(...) > 0`) inline; cost 1 as
+                 * op_order charges. */
+                int cmp = (sp[0].u.i > sp[1].u.i) - (sp[0].u.i < sp[1].u.i);
+                cost += 1;
+                *sp = cel_bool(in->op == CEL_OP_LT   ? cmp < 0
+                               : in->op == CEL_OP_LE ? cmp <= 0
+                               : in->op == CEL_OP_GT ? cmp > 0
+                                                     : cmp >= 0);
+                break;
+            }
             c->cost = cost;
             *sp = op_order(c, sp, in->a, in->op - CEL_OP_LT);
             cost = c->cost;
