@@ -85,38 +85,18 @@ void v_quote(dra_buf *b, const char *str, size_t len)
 }
 
 /* Go's encoding/json string form (HTML-safe, invalid UTF-8 as U+FFFD):
- * kube-apiserver renders typed strings and composite values this way. */
+ * kube-apiserver renders typed strings and composite values this way. The
+ * codec's JSON encoder implements exactly those rules, so a string node
+ * goes through it. */
 void v_json_quote(dra_buf *b, const char *str, size_t len)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    size_t i = 0, n;
-    uint32_t c;
-    dra_buf_putc(b, '"');
-    while (i < len) {
-        n = dra_utf8_decode(s + i, len - i, &c);
-        if (n == 0) {
-            dra_buf_puts(b, "\\ufffd");
-            i++;
-            continue;
-        }
-        switch (c) {
-        case '"': dra_buf_puts(b, "\\\""); break;
-        case '\\': dra_buf_puts(b, "\\\\"); break;
-        case '\b': dra_buf_puts(b, "\\b"); break;
-        case '\f': dra_buf_puts(b, "\\f"); break;
-        case '\n': dra_buf_puts(b, "\\n"); break;
-        case '\r': dra_buf_puts(b, "\\r"); break;
-        case '\t': dra_buf_puts(b, "\\t"); break;
-        default:
-            if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x2028 ||
-                c == 0x2029)
-                dra_buf_printf(b, "\\u%04x", (unsigned)c);
-            else
-                dra_buf_append(b, s + i, n);
-        }
-        i += n;
-    }
-    dra_buf_putc(b, '"');
+    dra_doc tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.kind = DRA_DOC_STRING;
+    tmp.u.str.s = str;
+    tmp.u.str.len = len;
+    /* Only ENOMEM can fail for a string, and that sets b->oom. */
+    (void)dra_doc_to_json(&tmp, 0, b);
 }
 
 /* ---- error recording ---------------------------------------------------- */
