@@ -292,30 +292,16 @@ size_t cel_utf8_len(const char *s, size_t len)
 int cel_utf8_valid(const char *s, size_t len)
 {
     const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
+    size_t i = 0, n;
+    uint32_t cp;
     while (i < len) {
-        unsigned c = p[i];
-        size_t n;
-        uint32_t cp;
-        if (c < 0x80) {
+        if (p[i] < 0x80) {
             i++;
             continue;
         }
-        if (c >= 0xC2 && c <= 0xDF) { n = 1; cp = c & 0x1F; }
-        else if (c >= 0xE0 && c <= 0xEF) { n = 2; cp = c & 0x0F; }
-        else if (c >= 0xF0 && c <= 0xF4) { n = 3; cp = c & 0x07; }
-        else return 0;
-        if (len - i <= n)
+        if (!(n = dra_utf8_decode(p + i, len - i, &cp)))
             return 0;
-        for (size_t k = 1; k <= n; k++) {
-            if ((p[i + k] & 0xC0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (p[i + k] & 0x3F);
-        }
-        if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += n + 1;
+        i += n;
     }
     return 1;
 }
