@@ -357,6 +357,37 @@ static int cmp_yaml(const void *x, const void *y)
          : (a->keylen - i) != 0 && (b->keylen - j) == 0 ? 1 : 0;
 }
 
+/* In place, no allocation, and only bounded index moves whatever the
+ * comparator answers (keys are unique, so stability does not matter). */
+static void sift_down(dra_doc_member *m, size_t root, size_t n,
+                      int (*cmp)(const void *, const void *))
+{
+    for (;;) {
+        size_t child = 2 * root + 1, big = root;
+        dra_doc_member t;
+        if (child < n && cmp(&m[child], &m[big]) > 0)
+            big = child;
+        if (child + 1 < n && cmp(&m[child + 1], &m[big]) > 0)
+            big = child + 1;
+        if (big == root)
+            return;
+        t = m[root], m[root] = m[big], m[big] = t;
+        root = big;
+    }
+}
+
+static void heap_sort(dra_doc_member *m, size_t n,
+                      int (*cmp)(const void *, const void *))
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift_down(m, i, n, cmp);
+    for (size_t end = n; end-- > 1;) {
+        dra_doc_member t = m[0];
+        m[0] = m[end], m[end] = t;
+        sift_down(m, 0, end, cmp);
+    }
+}
+
 static dra_err sort_rec(dra_doc *d, dra_doc_order order, int depth)
 {
     dra_err err;
@@ -367,8 +398,14 @@ static dra_err sort_rec(dra_doc *d, dra_doc_order order, int depth)
             if ((err = sort_rec(d->u.list.items[i], order, depth + 1)) != DRA_OK)
                 return err;
     } else if (d->kind == DRA_DOC_MAP && d->u.map.n) {
-        qsort(d->u.map.m, d->u.map.n, sizeof *d->u.map.m,
-              order == DRA_DOC_ORDER_YAML ? cmp_yaml : cmp_bytes);
+        /* go-yaml's Less is not transitive ("0ct" < "1ead" < "00066x" <
+         * "0ct"), so its result depends on the input order, and glibc's
+         * qsort may misbehave on such a comparator. Sorting bytewise first
+         * makes the input canonical: the result depends only on the key
+         * set, so sorting twice changes nothing. */
+        heap_sort(d->u.map.m, d->u.map.n, cmp_bytes);
+        if (order == DRA_DOC_ORDER_YAML)
+            heap_sort(d->u.map.m, d->u.map.n, cmp_yaml);
         for (size_t i = 0; i < d->u.map.n; i++)
             if ((err = sort_rec(d->u.map.m[i].val, order, depth + 1)) != DRA_OK)
                 return err;

@@ -325,6 +325,23 @@ static void test_sort_keys(void **state)
     assert_int_equal(dra_doc_sort_keys(NULL, DRA_DOC_ORDER_YAML), DRA_EINVAL);
 }
 
+/* go-yaml's order has cycles: "0ct" < "1ead" < "00066x" < "0ct". The
+ * result must depend only on the key set (every input order gives the
+ * same output) so that sorting is idempotent; found by fuzz_json. */
+static void test_sort_keys_cycle(void **state)
+{
+    static const char *perms[] = {
+        "{\"0ct\":1,\"1ead\":2,\"00066x\":3}", "{\"0ct\":1,\"00066x\":3,\"1ead\":2}",
+        "{\"1ead\":2,\"0ct\":1,\"00066x\":3}", "{\"1ead\":2,\"00066x\":3,\"0ct\":1}",
+        "{\"00066x\":3,\"0ct\":1,\"1ead\":2}", "{\"00066x\":3,\"1ead\":2,\"0ct\":1}",
+    };
+    (void)state;
+    for (size_t i = 0; i < sizeof perms / sizeof *perms; i++)
+        check_order(perms[i], DRA_DOC_ORDER_YAML, "{\"00066x\":3,\"0ct\":1,\"1ead\":2}");
+    check_order("{\"00066x\":3,\"0ct\":1,\"1ead\":2}", DRA_DOC_ORDER_YAML,
+                "{\"00066x\":3,\"0ct\":1,\"1ead\":2}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -335,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_roundtrip_files),
         cmocka_unit_test(test_builders_equal),
         cmocka_unit_test(test_sort_keys),
+        cmocka_unit_test(test_sort_keys_cycle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
