@@ -211,6 +211,7 @@ typedef struct bench_opts {
 typedef struct bench_result {
     double ns, compile_us;
     int matches;
+    unsigned long long cost_sum; /* runtime cost over the devices, once each */
     unsigned long dra_allocs, heap_allocs; /* during the timed evaluations */
 } bench_result;
 
@@ -233,7 +234,7 @@ static int cmp_double(const void *a, const void *b)
 /* Evaluates |p| |n| times over the devices; returns matches or -1 after
  * printing the first evaluation error. */
 static long run_evals(const dra_cel_program *p, dra_cel_vm *vm, bench_device *devs,
-                      long n)
+                      long n, unsigned long long *cost_sum)
 {
     long matches = 0;
     int i = 0;
@@ -250,6 +251,8 @@ static long run_evals(const dra_cel_program *p, dra_cel_vm *vm, bench_device *de
             return -1;
         }
         matches += r;
+        if (cost_sum)
+            *cost_sum += dra_cel_vm_last_cost(vm);
         if (++i == NDEVICES)
             i = 0;
     }
@@ -274,9 +277,11 @@ static int measure(dra_cel_env *env, dra_cel_vm *vm, bench_device *devs,
     }
     dra_diag_fini(&d);
 
-    long m = run_evals(p, vm, devs, NDEVICES);
+    /* The cost fingerprint: optimisations must keep cel-go's units. */
+    res->cost_sum = 0;
+    long m = run_evals(p, vm, devs, NDEVICES, &res->cost_sum);
     long warm = o->evals < 200000 ? o->evals : 200000;
-    if (m < 0 || run_evals(p, vm, devs, warm) < 0) {
+    if (m < 0 || run_evals(p, vm, devs, warm, NULL) < 0) {
         dra_cel_program_unref(p);
         return -1;
     }
@@ -291,7 +296,7 @@ static int measure(dra_cel_env *env, dra_cel_vm *vm, bench_device *devs,
     volatile long sink = 0;
     for (long r = 0; r < o->rounds; r++) {
         double s = now_ns();
-        sink += run_evals(p, vm, devs, o->evals);
+        sink += run_evals(p, vm, devs, o->evals, NULL);
         t[r] = (now_ns() - s) / (double)o->evals;
     }
     res->dra_allocs = cm->allocs - dra0;
@@ -363,9 +368,9 @@ static void report(const bench_opts *o, const bench_expr *e, const bench_result 
                r->matches, r->dra_allocs, r->heap_allocs);
         return;
     }
-    printf("# (%s) %s\n  dra %9.1f ns/eval  compile %6.1f us  matches %d/%d  "
+    printf("# (%s) %s\n  dra %9.1f ns/eval  compile %6.1f us  matches %d/%d  cost %llu  "
            "allocations during %ld evals: dra_mem %lu, heap %lu%s\n",
-           e->id, e->text, r->ns, r->compile_us, r->matches, NDEVICES,
+           e->id, e->text, r->ns, r->compile_us, r->matches, NDEVICES, r->cost_sum,
            o->evals * o->rounds, r->dra_allocs, r->heap_allocs,
            heap_counting_works() ? "" : " (heap not counted in this build)");
 }
