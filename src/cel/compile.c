@@ -214,6 +214,94 @@ static int comp_device_attr(compiler *c, const cel_ast *dom_expr, cel_value id)
     return 1;
 }
 
+/* device.capacity['dom'].id or device.capacity['dom']['id']. */
+static int device_capacity(compiler *c, const cel_ast *x, const cel_ast **dom, cel_value *id)
+{
+    int field = 0;
+    if (x->kind == AST_SELECT && !x->test_only) {
+        if (!device_domain(c, x->target, &field, dom))
+            return 0;
+        *id = cel_str(x->name, x->namelen);
+    } else if (x->kind == AST_CALL && !x->target && x->nargs == 2 && is_name(x, "_[_]") &&
+               x->args[1]->kind == AST_CONST && x->args[1]->cval.kind == CEL_K_STRING) {
+        if (!device_domain(c, x->args[0], &field, dom))
+            return 0;
+        *id = x->args[1]->cval;
+    } else {
+        return 0;
+    }
+    return field == 2;
+}
+
+/* cap.compareTo(q) (*form 0), cap.isGreaterThan(q) (1), cap.isLessThan(q)
+ * (2) with cap a device capacity and q a constant quantity, resolved to
+ * the quantity library's overloads. */
+static int capacity_compare(compiler *c, const cel_ast *e, const cel_ast **dom, cel_value *id,
+                            const cel_ast **q, int *form)
+{
+    if (e->kind != AST_CALL || !e->target || e->nargs != 1 || e->ncands < 1)
+        return 0;
+    if (is_name(e, "compareTo"))
+        *form = 0;
+    else if (is_name(e, "isGreaterThan"))
+        *form = 1;
+    else if (is_name(e, "isLessThan"))
+        *form = 2;
+    else
+        return 0;
+    for (size_t i = 0; i < e->ncands; i++)
+        if (strncmp(e->cands[i]->id, "quantity_", 9))
+            return 0;
+    *q = e->args[0];
+    return (*q)->kind == AST_CONST && (*q)->cval.kind == CEL_K_QUANTITY &&
+           device_capacity(c, e->target, dom, id);
+}
+
+/* Peephole for the capacity selectors: `cap.compareTo(q) OP k` (OP one of
+ * < <= > >= == !=, k an int constant), `cap.isGreaterThan(q)` and
+ * `cap.isLessThan(q)` become one DEV_QCMP. compareTo answers -1, 0 or 1,
+ * so the whole comparison is a truth table over those three (x, bit
+ * sign+1). y: what the call and the int comparison charge on success
+ * (the lookup's 4 is the opcode's base cost), as the unfused code does. */
+static int comp_capacity_compare(compiler *c, const cel_ast *e)
+{
+    static const char *const rel[] = {"_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_"};
+    const cel_ast *dom, *q, *call = e;
+    cel_value id;
+    int form, table = 0, extra = 1, op = -1, at;
+    int64_t k = 0;
+    if (!e->target && e->nargs == 2) {
+        for (int i = 0; i < 6; i++)
+            if (is_name(e, rel[i]))
+                op = i;
+        if (op < 0 || e->args[1]->kind != AST_CONST || e->args[1]->cval.kind != CEL_K_INT)
+            return 0;
+        call = e->args[0];
+        k = e->args[1]->cval.u.i;
+        extra = 2;
+    }
+    if (!capacity_compare(c, call, &dom, &id, &q, &form) || (op >= 0) != (form == 0))
+        return 0;
+    for (int s = -1; s <= 1; s++) {
+        int t = form == 1 ? s > 0
+              : form == 2 ? s < 0
+              : op == 0   ? s < k
+              : op == 1   ? s <= k
+              : op == 2   ? s > k
+              : op == 3   ? s >= k
+              : op == 4   ? s == k
+                          : s != k;
+        table |= t << (s + 1);
+    }
+    at = emit(c, CEL_OP_DEV_QCMP, konst(c, dom->cval), konst(c, id), 1);
+    if (at >= 0) {
+        c->code[at].c = konst(c, q->cval);
+        c->code[at].x = (uint8_t)table;
+        c->code[at].y = (uint16_t)extra;
+    }
+    return 1;
+}
+
 static void comp_select(compiler *c, const cel_ast *e)
 {
     int f;
@@ -400,7 +488,7 @@ static void comp_call(compiler *c, const cel_ast *e)
 {
     size_t n = e->nargs + (e->target ? 1 : 0);
     int32_t cs;
-    if (comp_operator(c, e))
+    if (comp_capacity_compare(c, e) || comp_operator(c, e))
         return;
     if (e->target)
         comp(c, e->target);
@@ -868,7 +956,8 @@ static void precompile_regex(compiler *c)
 
 static int is_dev_cmp(const cel_insn *in)
 {
-    return in->op == CEL_OP_DEV_FIELD_EQ || in->op == CEL_OP_DEV_ATTR_EQ;
+    return in->op == CEL_OP_DEV_FIELD_EQ || in->op == CEL_OP_DEV_ATTR_EQ ||
+           in->op == CEL_OP_DEV_QCMP;
 }
 
 /* Recognises term (JF_KEEP term AND)* RET over device comparisons. */

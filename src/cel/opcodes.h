@@ -20,6 +20,7 @@
     X(DEV_ATTR, 4)       \
     X(DEV_FIELD_EQ, 2)   \
     X(DEV_ATTR_EQ, 4)    \
+    X(DEV_QCMP, 4)       \
     X(SELECT, 1)         \
     X(HAS, 0)            \
     X(OPT_SELECT, 1)     \

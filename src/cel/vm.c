@@ -852,6 +852,26 @@ static int iter_next(cel_value *loc, int two)
     return 1;
 }
 
+/* device.<field>['<const a>'].<const b> of the device in vars[0]: field
+ * y, or the capacity for DEV_QCMP (whose y is a cost). */
+static inline const cel_value *dev_value(const dra_cel_program *p, const cel_insn *in,
+                                         const cel_value *vars)
+{
+    const cel_value *k = p->consts;
+    int field = in->op == CEL_OP_DEV_QCMP ? 2 : in->y;
+    const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[field].u.map, k[in->a].u.s,
+                                         k[in->a].n, p->hashes[in->a]);
+    return m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+}
+
+/* DEV_QCMP on the capacity |v|: the truth table's bit for the sign of
+ * v.compareTo(constant c). */
+static inline int qcmp_bit(const dra_cel_program *p, const cel_insn *in, const cel_value *v)
+{
+    int s = dra_quantity_cmp(v->u.q, p->consts[in->c].u.q);
+    return (in->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
+}
+
 /* One device comparison term of a conjunction program: 1, 0, or -1
  * with *err set. */
 static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
@@ -862,13 +882,24 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
         v = &vars[0].u.obj->fields[in->a];
         *cost += 2;
     } else {
-        const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->y].u.map, k[in->a].u.s,
-                                             k[in->a].n, p->hashes[in->a]);
-        v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+        v = dev_value(p, in, vars);
         *cost += 4;
         if (!v) {
             *err = no_such_key(c, k[in->b]);
+            /* The comparison is charged for the error too, as the
+             * generic instructions do (compareTo is not). */
+            if (in->op == CEL_OP_DEV_ATTR_EQ)
+                *cost += cmp_cost(*err, k[in->c]);
             return -1;
+        }
+        if (in->op == CEL_OP_DEV_QCMP) {
+            if (v->kind != CEL_K_QUANTITY) {
+                *cost += 1;
+                *err = cel_error_value(&cel_e_no_overload);
+                return -1;
+            }
+            *cost += in->y;
+            return qcmp_bit(p, in, v);
         }
     }
     if (v->kind == CEL_K_STRING) {
@@ -955,12 +986,24 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         /* DEV_ATTR a b y: device field y, domain constant a, id constant b:
          * device.attributes['dom'].id in one step. */
         case CEL_OP_DEV_ATTR: {
-            const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->y].u.map, k[in->a].u.s,
-                                                 k[in->a].n, p->hashes[in->a]);
-            const cel_value *v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n,
-                                                     p->hashes[in->b])
-                                   : NULL;
+            const cel_value *v = dev_value(p, in, vars);
             *++sp = v ? *v : no_such_key(c, k[in->b]);
+            break;
+        }
+        /* DEV_QCMP a b c x y: device.capacity[a].b compared with the
+         * quantity constant c; the result is bit sign+1 of x, and y more
+         * units are charged on success (see comp_capacity_compare). */
+        case CEL_OP_DEV_QCMP: {
+            const cel_value *v = dev_value(p, in, vars);
+            if (!v) {
+                *++sp = no_such_key(c, k[in->b]);
+            } else if (v->kind != CEL_K_QUANTITY) {
+                cost += 1;
+                *++sp = cel_error_value(&cel_e_no_overload);
+            } else {
+                cost += in->y;
+                *++sp = cel_bool(qcmp_bit(p, in, v));
+            }
             break;
         }
         /* DEV_FIELD_EQ a c x: device field a == (x: !=) string constant c. */
@@ -969,11 +1012,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             goto eq_const;
         /* DEV_ATTR_EQ a b y c x: DEV_ATTR then == (x: !=) constant c. */
         case CEL_OP_DEV_ATTR_EQ: {
-            const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[in->y].u.map, k[in->a].u.s,
-                                                 k[in->a].n, p->hashes[in->a]);
-            const cel_value *v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n,
-                                                     p->hashes[in->b])
-                                   : NULL;
+            const cel_value *v = dev_value(p, in, vars);
             r = v ? *v : no_such_key(c, k[in->b]);
         eq_const:
             if (r.kind == CEL_K_STRING && k[in->c].kind == CEL_K_STRING) {

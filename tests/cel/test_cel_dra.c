@@ -327,6 +327,91 @@ static void test_hoisted_invariants(void **state)
     }
 }
 
+/* Writes |tmpl| with every "DEV" replaced by |dev| into |out|. */
+static void expand(const char *tmpl, const char *dev, char *out, size_t size)
+{
+    size_t o = 0, dl = strlen(dev);
+    for (const char *t = tmpl; *t && o + dl + 1 < size;) {
+        if (!strncmp(t, "DEV", 3)) {
+            memcpy(out + o, dev, dl);
+            o += dl;
+            t += 3;
+        } else {
+            out[o++] = *t++;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* The fused device instructions (DEV_FIELD_EQ, DEV_ATTR_EQ, DEV_QCMP and
+ * the conjunction fast path) against the generic code: the same
+ * expression reading the device through a cel.bind local is compiled
+ * without them. Results, error messages and costs must match (the bound
+ * form costs 1 more: its `device` identifier). */
+static void test_fused_matches_generic(void **state)
+{
+    fixture *f = *state;
+    static const char *const exprs[] = {
+#define CAP "DEV.capacity['gpu.nvidia.com'].memory"
+        CAP ".compareTo(quantity('40Gi')) > 0",
+        CAP ".compareTo(quantity('80Gi')) > 0",
+        CAP ".compareTo(quantity('80Gi')) >= 0",
+        CAP ".compareTo(quantity('80Gi')) == 0",
+        CAP ".compareTo(quantity('80Gi')) != 0",
+        CAP ".compareTo(quantity('81920Mi')) <= 0",
+        CAP ".compareTo(quantity('85899345920')) == 0",
+        CAP ".compareTo(quantity('85899345921')) < 0",
+        CAP ".compareTo(quantity('0.5Ti')) < 0",
+        CAP ".compareTo(quantity('1e11')) < 1",
+        CAP ".compareTo(quantity('100m')) > -1",
+        CAP ".compareTo(quantity('1Ti')) == -1",
+        CAP ".compareTo(quantity('1Ti')) > -5",
+        CAP ".compareTo(quantity('1k')) >= 2",
+        CAP ".isGreaterThan(quantity('80Gi'))",
+        CAP ".isGreaterThan(quantity('79Gi'))",
+        CAP ".isLessThan(quantity('81Gi'))",
+        CAP ".isLessThan(quantity('-1'))",
+        "DEV.capacity['gpu.nvidia.com']['memory'].compareTo(quantity('80Gi')) == 0",
+        "DEV.capacity['example.com'].slots.isLessThan(quantity('5'))",
+        "DEV.capacity['gpu.nvidia.com'].missing.compareTo(quantity('1')) > 0",
+        "DEV.capacity['nope.example.com'].memory.isGreaterThan(quantity('1'))",
+        "DEV.driver == 'gpu.nvidia.com' && " CAP ".compareTo(quantity('40Gi')) > 0",
+        CAP ".isLessThan(quantity('1Gi')) && DEV.driver == 'gpu.nvidia.com'",
+        "DEV.attributes['gpu.nvidia.com'].missing == 'x' && " CAP ".isLessThan(quantity('1Gi'))",
+        CAP ".isLessThan(quantity('1Gi')) || DEV.attributes['gpu.nvidia.com'].missing == 'x'",
+        "[1, 2].exists(i, " CAP ".compareTo(quantity('40Gi')) > i)",
+        "DEV.driver == 'gpu.nvidia.com'",
+        "DEV.driver != 'gpu.nvidia.com'",
+        "DEV.driver == 'gpu.nvidia.com' && DEV.attributes['gpu.nvidia.com'].type == 'gpu'",
+        "DEV.attributes['gpu.nvidia.com'].index == 3 && DEV.attributes['gpu.nvidia.com'].mig",
+        "DEV.attributes['gpu.nvidia.com'].missing == 'gpu' && DEV.driver == 'x'",
+        "DEV.driver == 'x' && DEV.attributes['gpu.nvidia.com'].missing == 'gpu'",
+        "DEV.attributes['gpu.nvidia.com'].productName != 'NVIDIA H100 80GB HBM3'",
+#undef CAP
+    };
+    char plain[1024], tmp[900], bound[1024], m1[256], m2[256];
+    int bad = 0;
+    for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
+        int r1, r2;
+        dra_err rc1, rc2;
+        uint64_t c1, c2;
+        expand(exprs[i], "device", plain, sizeof plain);
+        expand(exprs[i], "dv", tmp, sizeof tmp);
+        snprintf(bound, sizeof bound, "cel.bind(dv, device, %s)", tmp);
+        rc1 = run(f, plain, &r1, m1, sizeof m1);
+        c1 = dra_cel_vm_last_cost(f->vm);
+        rc2 = run(f, bound, &r2, m2, sizeof m2);
+        c2 = dra_cel_vm_last_cost(f->vm);
+        if (rc1 != rc2 || r1 != r2 || strcmp(m1, m2) || c2 != c1 + 1) {
+            print_error("%s: rc %s/%s result %d/%d cost %llu/%llu msg '%s'/'%s'\n", plain,
+                        dra_errname(rc1), dra_errname(rc2), r1, r2, (unsigned long long)c1,
+                        (unsigned long long)c2, m1, m2);
+            bad++;
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
 static void test_length_limit(void **state)
 {
     fixture *f = *state;
@@ -460,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_costs),
         cmocka_unit_test(test_ascii_case),
         cmocka_unit_test(test_hoisted_invariants),
+        cmocka_unit_test(test_fused_matches_generic),
         cmocka_unit_test(test_length_limit),
         cmocka_unit_test(test_no_alloc),
         cmocka_unit_test(test_failmalloc),
