@@ -35,6 +35,11 @@ typedef struct dra_cel_options {
     size_t max_expr_len;        /* default 10,240 */
     int strings_version;        /* strings extension version; DRA: k8s's */
     int homogeneous_literals;   /* reject mixed-type list/map literals */
+    /* Compile to plain instructions only: no fused device reads and
+     * comparisons, fused exists/all loops or hoisted loop invariants.
+     * Results, errors and costs are the same, only slower: the reference
+     * the optimised code is tested against. */
+    int plain_code;
 } dra_cel_options;
 
 /* The environment Kubernetes uses for DeviceClass and request selectors:

@@ -71,14 +71,7 @@ static int32_t konst(compiler *c, cel_value v)
         c->rc = DRA_ENOMEM;
         return 0;
     }
-    if (v.kind == CEL_K_STRING) {
-        size_t cp = cel_utf8_len(v.u.s, v.n);
-        if (cp < 0xFFFF) {
-            v.flags |= CEL_VF_CPLEN;
-            v.pad = (uint16_t)cp;
-        }
-    }
-    c->consts[c->nconsts] = v;
+    c->consts[c->nconsts] = cel_with_cplen(v);
     return (int32_t)c->nconsts++;
 }
 
@@ -172,7 +165,8 @@ static int device_field(compiler *c, const cel_ast *e)
 {
     const cel_ast *t = e->target;
     const cel_object_type *ot;
-    if (c->p->env_kind != CEL_ENV_DRA || t->kind != AST_IDENT || t->ref_kind != REF_VAR ||
+    if (c->p->env_kind != CEL_ENV_DRA || c->p->opts.plain_code || t->kind != AST_IDENT ||
+        t->ref_kind != REF_VAR ||
         !t->type || t->type->kind != CEL_T_OBJECT || !(ot = t->type->obj) ||
         c->p->nvars != 1)
         return -1;
@@ -525,9 +519,79 @@ static int32_t opt_flags(compiler *c, const uint8_t *opt, size_t n)
     return konst(c, cel_bytes(f, n));
 }
 
+static int is_accu(const cel_ast *x, const cel_ast *e)
+{
+    return x->kind == AST_IDENT && x->ref_kind == REF_LOCAL && x->ref == e->accu_slot;
+}
+
+/* The exists (1) and all (2) macros' shape: accumulator false/true, loop
+ * condition @not_strictly_false(!accu) / (accu), step accu || / && pred,
+ * result accu; else 0. */
+static int any_all_shape(const compiler *c, const cel_ast *e)
+{
+    const cel_ast *ai = e->accu_init, *cond = e->cond, *st = e->step;
+    int all;
+    if (c->p->opts.plain_code)
+        return 0;
+    if (ai->kind != AST_CONST || ai->cval.kind != CEL_K_BOOL || !is_accu(e->result, e) ||
+        cond->kind != AST_CALL || cond->target || cond->nargs != 1 ||
+        !is_name(cond, "@not_strictly_false") || st->kind != AST_CALL || st->target ||
+        st->nargs != 2 || !is_accu(st->args[0], e))
+        return 0;
+    all = ai->cval.u.b;
+    if (!is_name(st, all ? "_&&_" : "_||_"))
+        return 0;
+    cond = cond->args[0];
+    if (!all) {
+        if (cond->kind != AST_CALL || cond->target || cond->nargs != 1 || !is_name(cond, "!_"))
+            return 0;
+        cond = cond->args[0];
+    }
+    return is_accu(cond, e) ? 1 + all : 0;
+}
+
+/* exists / all as ANY_NEXT (next element and the loop condition) and
+ * ANY_STEP (fold the predicate into the accumulator and loop): two
+ * instructions instead of ten per iteration, charging what the generic
+ * loop charges at the same points (see the opcodes in vm.c). */
+static void comp_any_all(compiler *c, const cel_ast *e, int shape)
+{
+    int init, next, reset, first, loop, step;
+    comp(c, e->range);
+    init = emit(c, CEL_OP_ITER_INIT, e->iter_slot, 0, -1);
+    comp(c, e->accu_init);
+    emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
+    reset = emit(c, CEL_OP_HOIST_RESET, 0, 0, 0);
+    first = c->nlocals;
+    c->in_loop++;
+    loop = (int)c->ncode;
+    next = emit(c, CEL_OP_ANY_NEXT, e->iter_slot, 0, 0);
+    if (next >= 0) {
+        c->code[next].x = e->iter_var2 ? 2 : 1;
+        c->code[next].c = e->accu_slot;
+        c->code[next].y = (uint16_t)(shape == 2);
+    }
+    comp(c, e->step->args[1]);
+    c->in_loop--;
+    if (!c->rc && reset >= 0) {
+        c->code[reset].a = first;
+        c->code[reset].b = c->nlocals;
+    }
+    step = emit(c, CEL_OP_ANY_STEP, loop, 0, -1);
+    if (step >= 0) {
+        c->code[step].c = e->accu_slot;
+        c->code[step].y = (uint16_t)(shape == 2);
+    }
+    patch(c, next, 1);
+    comp(c, e->result);
+    c->sp--;
+    patch(c, init, 1);
+    c->sp++;
+}
+
 static void comp_comprehension(compiler *c, const cel_ast *e)
 {
-    int init, next, loop, cond, reset, first, save_append = c->append_slot;
+    int init, next, loop, cond, reset, first, shape, save_append = c->append_slot;
     int save_insert = c->insert_slot;
     int builder = e->accu_init->kind == AST_LIST && e->accu_init->nargs == 0;
     int mbuilder = e->accu_init->kind == AST_MAP && e->accu_init->nargs == 0;
@@ -537,6 +601,10 @@ static void comp_comprehension(compiler *c, const cel_ast *e)
         comp(c, e->accu_init);
         emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
         comp(c, e->result);
+        return;
+    }
+    if ((shape = any_all_shape(c, e)) != 0) {
+        comp_any_all(c, e, shape);
         return;
     }
     comp(c, e->range);
@@ -618,7 +686,7 @@ static int loop_invariant(const cel_ast *e)
 /* A named function call (not an operator or macro helper) worth caching. */
 static int hoistable(const compiler *c, const cel_ast *e)
 {
-    if (!c->in_loop || c->no_fold || !e->name || !e->namelen)
+    if (!c->in_loop || c->no_fold || c->p->opts.plain_code || !e->name || !e->namelen)
         return 0;
     if (!((e->name[0] >= 'a' && e->name[0] <= 'z') || (e->name[0] >= 'A' && e->name[0] <= 'Z')))
         return 0;
@@ -703,6 +771,7 @@ static int deep_copy(dra_arena *a, cel_value v, cel_value *out)
         if (!s)
             return 0;
         out->u.s = s;
+        *out = cel_with_cplen(*out); /* folded list elements too */
         return 1;
     }
     case CEL_K_LIST: {

@@ -65,13 +65,7 @@ typedef struct domain_acc {
 
 static cel_value str_value(const char *s, size_t len)
 {
-    cel_value v = cel_str(s, len);
-    size_t cp = cel_utf8_len(s, len);
-    if (cp < 0xFFFF) {
-        v.flags |= CEL_VF_CPLEN;
-        v.pad = (uint16_t)cp;
-    }
-    return v;
+    return cel_with_cplen(cel_str(s, len));
 }
 
 /* Splits |name| at the first '/': the domain (|driver| when absent). */

@@ -56,6 +56,8 @@
     X(ITER_INIT, 0)      \
     X(ITER_NEXT, 0)      \
     X(LOOP_COND, 0)      \
+    X(ANY_NEXT, 0)       \
+    X(ANY_STEP, 0)       \
     X(LIST_BUILDER, 0)   \
     X(APPEND, 11)        \
     X(MAP_BUILDER, 0)    \

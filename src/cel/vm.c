@@ -1234,6 +1234,33 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                 continue;
             }
             break;
+        /* ANY_NEXT a b c x y: exists (y 0) / all (y 1) loop head:
+         * ITER_NEXT a b x, then the loop condition on the accumulator in
+         * slot c, @not_strictly_false(!accu) / (accu): leave (to b) once
+         * accu is true / false. Charges what the generic condition does
+         * (accu, !, @not_strictly_false: 3 / 2) plus, when the loop goes
+         * on, the step's read of accu (1), as early as it does. */
+        case CEL_OP_ANY_NEXT:
+            if (!iter_next(loc + in->a, in->x == 2)) {
+                in = code + in->b;
+                continue;
+            }
+            r = loc[in->c];
+            if (r.kind == CEL_K_BOOL && r.u.b == !in->y) {
+                cost += 3 - in->y;
+                in = code + in->b;
+                continue;
+            }
+            cost += 4 - in->y;
+            break;
+        /* ANY_STEP a c y: accu (slot c) = accu || / && the popped
+         * predicate, with error absorption; then JMP a. */
+        case CEL_OP_ANY_STEP:
+            loc[in->c] = op_and(loc[in->c], *sp--, in->y);
+            in = code + in->a;
+            if (cost > limit)
+                goto over;
+            continue;
         /* LIST_BUILDER a: an empty appendable list in slot a. */
         case CEL_OP_LIST_BUILDER: loc[in->a] = builder_new(c); break;
         /* APPEND a: append the top to the builder in slot a; push it. */

@@ -78,6 +78,21 @@ static inline const cel_value *cel_map_get_str(const cel_map *m, const char *s, 
 /* Value flag: pad holds the string's code-point count (cost tracking). */
 #define CEL_VF_CPLEN 1u
 
+/* |v| with its code-point count cached when it is a string short enough:
+ * for values that live long (constants, device attributes), so the cost
+ * tracker does not count them on every evaluation. */
+static inline cel_value cel_with_cplen(cel_value v)
+{
+    if (v.kind == CEL_K_STRING) {
+        size_t cp = cel_utf8_len(v.u.s, v.n);
+        if (cp < 0xFFFF) {
+            v.flags |= CEL_VF_CPLEN;
+            v.pad = (uint16_t)cp;
+        }
+    }
+    return v;
+}
+
 struct dra_cel_program {
     int refs;
     const dra_mem *mem;
