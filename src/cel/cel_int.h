@@ -120,6 +120,11 @@ struct cel_map {
     size_t n;
     const cel_map_entry *e;
     unsigned flags;
+    /* Optional open-addressing index over e (1 + entry position, 0 empty;
+     * 1 << ibits slots, at most 255 entries): prepared devices have one,
+     * so constant-key lookups probe instead of scanning. */
+    unsigned ibits;
+    const uint8_t *index;
 };
 
 struct cel_error {

@@ -478,6 +478,17 @@ static int comp_operator(compiler *c, const cel_ast *e)
     return 0;
 }
 
+static int32_t call_site_of(compiler *c, const cel_ast *e, size_t n)
+{
+    int32_t cs;
+    if (e->ncands == 0 && e->type && e->type->kind == CEL_T_DYN) {
+        /* Unchecked: every overload of the name is a candidate. */
+        cs = op_fallback(c, e->name, n);
+        return cs >= 0 ? cs : callsite(c, e->name, n, NULL, 0);
+    }
+    return callsite(c, e->name, n, e->cands, e->ncands);
+}
+
 static void comp_call(compiler *c, const cel_ast *e)
 {
     size_t n = e->nargs + (e->target ? 1 : 0);
@@ -488,15 +499,7 @@ static void comp_call(compiler *c, const cel_ast *e)
         comp(c, e->target);
     for (size_t i = 0; i < e->nargs; i++)
         comp(c, e->args[i]);
-    if (e->ncands == 0 && e->type && e->type->kind == CEL_T_DYN) {
-        /* Unchecked: every overload of the name is a candidate. */
-        cs = op_fallback(c, e->name, n);
-        if (cs < 0)
-            cs = callsite(c, e->name, n, NULL, 0);
-    } else {
-        cs = callsite(c, e->name, n, e->cands,
-                      e->ncands);
-    }
+    cs = call_site_of(c, e, n);
     int at = emit(c, CEL_OP_CALL, cs, 0, 1 - (int)n);
     if (at >= 0)
         c->code[at].x = (uint8_t)n;
@@ -550,6 +553,23 @@ static int any_all_shape(const compiler *c, const cel_ast *e)
     return is_accu(cond, e) ? 1 + all : 0;
 }
 
+static int loop_invariant(const cel_ast *e);
+
+/* A predicate INV.f(x) with x the (only) iteration variable, INV reading
+ * no local, f a named function. */
+static int invariant_method_of(const cel_ast *e, const cel_ast *pred)
+{
+    const cel_ast *x;
+    if (pred->kind != AST_CALL || !pred->target || pred->nargs != 1 || e->iter_var2 ||
+        !pred->name || !pred->namelen ||
+        !((pred->name[0] >= 'a' && pred->name[0] <= 'z') ||
+          (pred->name[0] >= 'A' && pred->name[0] <= 'Z')))
+        return 0;
+    x = pred->args[0];
+    return x->kind == AST_IDENT && x->ref_kind == REF_LOCAL && x->ref == e->iter_slot + 2 &&
+           loop_invariant(pred->target);
+}
+
 /* exists / all as ANY_NEXT (next element and the loop condition) and
  * ANY_STEP (fold the predicate into the accumulator and loop): two
  * instructions instead of ten per iteration, charging what the generic
@@ -557,6 +577,7 @@ static int any_all_shape(const compiler *c, const cel_ast *e)
 static void comp_any_all(compiler *c, const cel_ast *e, int shape)
 {
     int init, next, reset, first, loop, step;
+    const cel_ast *pred;
     comp(c, e->range);
     init = emit(c, CEL_OP_ITER_INIT, e->iter_slot, 0, -1);
     comp(c, e->accu_init);
@@ -571,16 +592,25 @@ static void comp_any_all(compiler *c, const cel_ast *e, int shape)
         c->code[next].c = e->accu_slot;
         c->code[next].y = (uint16_t)(shape == 2);
     }
-    comp(c, e->step->args[1]);
+    pred = e->step->args[1];
+    if (invariant_method_of(e, pred)) {
+        /* INV.f(x): LOCAL x, CALL and ANY_STEP in one instruction. */
+        comp(c, pred->target);
+        step = emit(c, CEL_OP_ANY_CALL, loop, call_site_of(c, pred, 2), -1);
+        if (step >= 0)
+            c->code[step].c = pred->args[0]->ref;
+    } else {
+        comp(c, pred);
+        step = emit(c, CEL_OP_ANY_STEP, loop, 0, -1);
+        if (step >= 0) {
+            c->code[step].c = e->accu_slot;
+            c->code[step].y = (uint16_t)(shape == 2);
+        }
+    }
     c->in_loop--;
     if (!c->rc && reset >= 0) {
         c->code[reset].a = first;
         c->code[reset].b = c->nlocals;
-    }
-    step = emit(c, CEL_OP_ANY_STEP, loop, 0, -1);
-    if (step >= 0) {
-        c->code[step].c = e->accu_slot;
-        c->code[step].y = (uint16_t)(shape == 2);
     }
     patch(c, next, 1);
     comp(c, e->result);

@@ -58,6 +58,7 @@
     X(LOOP_COND, 0)      \
     X(ANY_NEXT, 0)       \
     X(ANY_STEP, 0)       \
+    X(ANY_CALL, 1)       \
     X(LIST_BUILDER, 0)   \
     X(APPEND, 11)        \
     X(MAP_BUILDER, 0)    \

@@ -107,6 +107,8 @@ cel_value cel_map_new(cel_ctx *ctx, size_t n, cel_map_entry **entries)
     m->n = n;
     m->e = e;
     m->flags = 0;
+    m->ibits = 0;
+    m->index = NULL;
     *entries = e;
     return cel_map_value(m);
 }
@@ -245,6 +247,27 @@ cel_value cel_vm_dispatch(cel_ctx *c, const cel_callsite *cs, cel_value *args)
     return cel_error_value(&cel_e_no_overload);
 }
 
+/* A call site with one overload whose arguments have fixed kinds (the
+ * checker's common answer) calls it directly when they fit; anything
+ * else (errors, other kinds, opaque types) goes through dispatch. */
+static inline cel_value call_site(cel_ctx *c, const cel_callsite *cs, cel_value *args)
+{
+    if (cs->n == 1) {
+        const cel_overload *ov = cs->ovs[0];
+        size_t k, n = cs->nargs;
+        cel_value r;
+        for (k = 0; k < n; k++) {
+            int8_t want = cs->kinds[0][k];
+            if (want < 0 || want == CEL_K_OPAQUE || args[k].kind != (uint8_t)want)
+                return cel_vm_dispatch(c, cs, args);
+        }
+        r = ov->fn(c, args, n);
+        c->cost += ov->cost ? ov->cost(args, n, r) : 1;
+        return r;
+    }
+    return cel_vm_dispatch(c, cs, args);
+}
+
 static cel_value fallback(cel_ctx *c, int32_t cs, cel_value *args)
 {
     if (cs >= 0)
@@ -257,7 +280,7 @@ static cel_value fallback(cel_ctx *c, int32_t cs, cel_value *args)
 
 static cel_value empty_map(void)
 {
-    static const cel_map empty = {0, NULL, 0};
+    static const cel_map empty = {0, NULL, 0, 0, NULL};
     return cel_map_value(&empty);
 }
 
@@ -1194,7 +1217,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         case CEL_OP_CALL:
             sp -= in->x - 1;
             c->cost = cost;
-            *sp = cel_vm_dispatch(c, &p->calls[in->a], sp);
+            *sp = call_site(c, &p->calls[in->a], sp);
             cost = c->cost;
             if (cost > limit)
                 goto over;
@@ -1261,6 +1284,22 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             if (cost > limit)
                 goto over;
             continue;
+        /* ANY_CALL a b c: the predicate INV.f(x) of the exists/all loop
+         * whose ANY_NEXT is at a: x is local c, INV on the top; call site
+         * b; then ANY_STEP. Charges LOCAL's 1 (base) and the call's. */
+        case CEL_OP_ANY_CALL: {
+            const cel_insn *head = code + in->a;
+            sp[1] = loc[in->c];
+            c->cost = cost;
+            r = call_site(c, &p->calls[in->b], sp);
+            cost = c->cost;
+            if (cost > limit)
+                goto over;
+            loc[head->c] = op_and(loc[head->c], r, head->y);
+            sp--;
+            in = head;
+            continue;
+        }
         /* LIST_BUILDER a: an empty appendable list in slot a. */
         case CEL_OP_LIST_BUILDER: loc[in->a] = builder_new(c); break;
         /* APPEND a: append the top to the builder in slot a; push it. */

@@ -62,15 +62,27 @@ static inline int cel_bytes_eq(const char *a, const char *b, size_t n)
 }
 
 /* cel_map_find_str, inlined for the VM's constant-key lookups. */
-static inline const cel_value *cel_map_get_str(const cel_map *m, const char *s, size_t len,
+static inline const cel_value *cel_map_get_str(const cel_map *m, const char *key, size_t len,
                                                uint64_t hash)
 {
     const cel_map_entry *e = m->e, *end;
+    if (m->index) {
+        size_t mask = ((size_t)1 << m->ibits) - 1;
+        for (size_t i = (size_t)hash & mask;; i = (i + 1) & mask) {
+            unsigned slot = m->index[i];
+            if (!slot)
+                return NULL;
+            e = &m->e[slot - 1];
+            if (e->hash == hash && e->k.n == len && e->k.kind == CEL_K_STRING &&
+                cel_bytes_eq(e->k.u.s, key, len))
+                return &e->v;
+        }
+    }
     if (!m->n)
         return NULL;
     for (end = e + m->n; e < end; e++)
         if (e->hash == hash && e->k.n == len && e->k.kind == CEL_K_STRING &&
-            cel_bytes_eq(e->k.u.s, s, len))
+            cel_bytes_eq(e->k.u.s, key, len))
             return &e->v;
     return NULL;
 }

@@ -432,6 +432,55 @@ static void test_fused_matches_plain(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* Domains with more than 8 entries get a hash index: every attribute
+ * and capacity must still be found, and a missing one reported. */
+static void test_many_attributes(void **state)
+{
+    fixture *f = *state;
+    dra_cel_attr attrs[40];
+    dra_cel_capacity caps[12];
+    char names[40][32], cnames[12][16], expr[160], msg[256];
+    dra_cel_device dev = {.driver = "gpu.nvidia.com", .attrs = attrs, .nattrs = 40,
+                          .caps = caps, .ncaps = 12};
+    dra_cel_prepared *saved = f->dev, *pd = NULL;
+    int r;
+    for (int i = 0; i < 40; i++) {
+        snprintf(names[i], sizeof names[i], i % 2 ? "a%d" : "gpu.nvidia.com/a%d", i);
+        attrs[i] = (dra_cel_attr){.name = names[i], .kind = DRA_CEL_ATTR_INT, .i = i};
+    }
+    for (int i = 0; i < 12; i++) {
+        snprintf(cnames[i], sizeof cnames[i], "c%d", i);
+        caps[i].name = cnames[i];
+        assert_int_equal(dra_quantity_parse("4Gi", 3, &caps[i].value), DRA_OK);
+        caps[i].value.mant += i;
+    }
+    assert_int_equal(dra_cel_device_prepare(NULL, &dev, &pd), DRA_OK);
+    f->dev = pd;
+    for (int i = 0; i < 40; i++) {
+        snprintf(expr, sizeof expr, "device.attributes['gpu.nvidia.com'].a%d == %d", i, i);
+        if (run(f, expr, &r, msg, sizeof msg) != DRA_OK)
+            fail_msg("%s: %s", expr, msg);
+        assert_int_equal(r, 1);
+    }
+    for (int i = 0; i < 12; i++) {
+        snprintf(expr, sizeof expr,
+                 "device.capacity['gpu.nvidia.com'].c%d.compareTo(quantity('4Gi')) == %d", i,
+                 i ? 1 : 0);
+        assert_int_equal(run(f, expr, &r, msg, sizeof msg), DRA_OK);
+        assert_int_equal(r, 1);
+    }
+    assert_int_equal(run(f, "device.attributes['gpu.nvidia.com'].a40 == 40", &r, msg, sizeof msg),
+                     DRA_EEVAL);
+    assert_string_equal(msg, "no such key: a40");
+    assert_int_equal(run(f, "'a39' in device.attributes['gpu.nvidia.com'] && "
+                            "!('a40' in device.attributes['gpu.nvidia.com'])",
+                         &r, msg, sizeof msg),
+                     DRA_OK);
+    assert_int_equal(r, 1);
+    f->dev = saved;
+    dra_cel_prepared_free(pd);
+}
+
 static void test_length_limit(void **state)
 {
     fixture *f = *state;
@@ -566,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_ascii_case),
         cmocka_unit_test(test_hoisted_invariants),
         cmocka_unit_test(test_fused_matches_plain),
+        cmocka_unit_test(test_many_attributes),
         cmocka_unit_test(test_length_limit),
         cmocka_unit_test(test_no_alloc),
         cmocka_unit_test(test_failmalloc),
