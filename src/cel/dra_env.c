@@ -251,6 +251,16 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
 {
     dra_err rc;
     cel_value r;
+    if (p->conj_terms == 1) {
+        /* The one-comparison selector (device.driver == '...') inline. */
+        uint64_t cost = 0;
+        int b = cel_term_fast(p, p->code, dev->fields, &cost);
+        if (b >= 0) {
+            vm->c.last_cost = cost;
+            *result = b;
+            return DRA_OK;
+        }
+    }
     if (p->conj_terms) {
         int b = cel_vm_conj(&vm->c, p, &dev->var, &r);
         if (b >= 0) {

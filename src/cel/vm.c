@@ -887,13 +887,6 @@ static inline const cel_value *dev_value(const dra_cel_program *p, const cel_ins
     return m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
 }
 
-/* DEV_QCMP on the capacity |v|: the truth table's bit for the sign of
- * v.compareTo(constant c). */
-static inline int qcmp_bit(const dra_cel_program *p, const cel_insn *in, const cel_value *v)
-{
-    int s = dra_quantity_cmp(v->u.q, p->consts[in->c].u.q);
-    return (in->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
-}
 
 /* One device comparison term of a conjunction program: 1, 0, or -1
  * with *err set. */
@@ -922,7 +915,7 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
                 return -1;
             }
             *cost += in->y;
-            return qcmp_bit(p, in, v);
+            return cel_qcmp_bit(p, in, v);
         }
     }
     if (v->kind == CEL_K_STRING) {
@@ -938,7 +931,10 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
     return -1;
 }
 
-int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *err)
+/* The full conjunction: errors, other kinds, and false winning over an
+ * earlier error. Kept out of line so the fast path stays a leaf. */
+static CEL_NOINLINE int conj_full(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
+                                  cel_value *err)
 {
     const cel_insn *in = p->code;
     uint64_t cost = 0;
@@ -961,6 +957,25 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     }
     c->last_cost = cost;
     return have_err ? -1 : 1;
+}
+
+int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *err)
+{
+    const cel_insn *in = p->code;
+    const cel_value *fields = vars[0].u.obj->fields;
+    uint64_t cost = 0;
+    int n = p->conj_terms;
+    for (int i = 0; i < n; i++, in += i == 1 ? 2 : 3) {
+        int r = cel_term_fast(p, in, fields, &cost);
+        if (r == 0) {
+            c->last_cost = cost;
+            return 0;
+        }
+        if (r < 0)
+            return conj_full(c, p, vars, err);
+    }
+    c->last_cost = cost;
+    return 1;
 }
 
 cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, dra_err *rc)
@@ -1025,7 +1040,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                 *++sp = cel_error_value(&cel_e_no_overload);
             } else {
                 cost += in->y;
-                *++sp = cel_bool(qcmp_bit(p, in, v));
+                *++sp = cel_bool(cel_qcmp_bit(p, in, v));
             }
             break;
         }
