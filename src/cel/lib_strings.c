@@ -182,6 +182,17 @@ static cel_value s_last_index_of(cel_ctx *ctx, const cel_value *a, size_t n)
                          (int64_t)cel_utf8_len(a[0].u.s, a[0].n) - 1);
 }
 
+/* Bit 0x20 of every byte of |x| that is in [lo, hi] (ASCII letters of
+ * one case), eight bytes at a time: bit 7 is cleared first so that the
+ * per-byte additions cannot carry into the next byte. */
+static uint64_t case_bits(uint64_t x, unsigned lo, unsigned hi)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    uint64_t t = x & ~high;
+    uint64_t ge = t + ones * (0x80u - lo), gt = t + ones * (0x80u - hi - 1u);
+    return (ge & ~gt & ~x & high) >> 2;
+}
+
 /* Converts the ASCII letters of |s| to one case. A string with nothing to
  * convert is returned as is (borrowed: it outlives the result), so the
  * common already-lower-case selector input costs a scan and no copy.
@@ -189,22 +200,34 @@ static cel_value s_last_index_of(cel_ctx *ctx, const cel_value *a, size_t n)
  * the input's CEL_VF_CPLEN count for the cost tracker. */
 static cel_value ascii_case(cel_ctx *ctx, cel_value s, int upper)
 {
-    char lo = upper ? 'a' : 'A', hi = upper ? 'z' : 'Z';
-    size_t i = 0;
-    while (i < s.n && (s.u.s[i] < lo || s.u.s[i] > hi))
-        i++;
-    if (i == s.n)
-        return s;
-    char *o = cel_alloc(ctx, (size_t)s.n + 1);
+    unsigned lo = upper ? 'a' : 'A', hi = upper ? 'z' : 'Z';
+    size_t i = 0, n = s.n;
+    uint64_t w;
+    char *o;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s.u.s + i, 8);
+        if (case_bits(w, lo, hi))
+            break;
+    }
+    if (i + 8 > n) {
+        while (i < n && ((unsigned char)s.u.s[i] < lo || (unsigned char)s.u.s[i] > hi))
+            i++;
+        if (i == n)
+            return s;
+    }
+    o = cel_alloc(ctx, (size_t)n + 1);
     if (!o)
         return nomem();
-    memcpy(o, s.u.s, i);
-    for (; i < s.n; i++) {
-        char c = s.u.s[i];
-        if (c >= lo && c <= hi)
-            c = (char)(c ^ 32);
-        o[i] = c;
+    memcpy(o, s.u.s, n);
+    o[n] = '\0';
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, o + i, 8);
+        w ^= case_bits(w, lo, hi);
+        memcpy(o + i, &w, 8);
     }
+    for (; i < n; i++)
+        if ((unsigned char)o[i] >= lo && (unsigned char)o[i] <= hi)
+            o[i] = (char)(o[i] ^ 32);
     cel_value r = cel_str(o, s.n);
     r.flags = (uint8_t)(s.flags & CEL_VF_CPLEN);
     r.pad = s.pad;

@@ -188,7 +188,7 @@ const dra_mem *cel_ctx_mem(cel_ctx *ctx)
     return ctx->mem;
 }
 
-uint64_t cel_value_size(cel_value v)
+uint64_t cel_value_size_slow(cel_value v)
 {
     switch (v.kind) {
     case CEL_K_STRING:
@@ -657,7 +657,7 @@ static cel_value op_in(cel_ctx *c, cel_value *args, int32_t fb)
 }
 
 /* a && b after a was not false; b is on top. */
-static cel_value op_and(cel_value a, cel_value b, int is_and)
+static inline cel_value op_and(cel_value a, cel_value b, int is_and)
 {
     int absorb = !is_and; /* the value that decides: false for &&, true for || */
     if (b.kind == CEL_K_BOOL && b.u.b == absorb)
@@ -851,7 +851,7 @@ static cel_value iter_init(cel_ctx *c, cel_value r, cel_value *loc)
 }
 
 /* Next element into loc[2] (and loc[3]); 0 when done. */
-static int iter_next(cel_value *loc, int two)
+static inline int iter_next(cel_value *loc, int two)
 {
     uint64_t i = (uint64_t)loc[1].u.i;
     if (loc[0].kind == CEL_K_LIST) {

@@ -232,7 +232,14 @@ CEL_FUNC void cel_format_duration(int64_t ns, char *out, size_t size);
 CEL_FUNC void cel_format_timestamp(int64_t sec, uint32_t nanos, char *out, size_t size);
 CEL_FUNC void cel_civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
 CEL_FUNC int64_t cel_days_from_civil(int64_t y, unsigned m, unsigned d);
-/* Value size for cost tracking: code points, bytes, entries; else 1. */
-CEL_FUNC uint64_t cel_value_size(cel_value v);
+/* Value size for cost tracking: code points, bytes, entries; else 1.
+ * The cached code-point count inline, the rest out of line. */
+CEL_FUNC uint64_t cel_value_size_slow(cel_value v);
+static inline uint64_t cel_value_size(cel_value v)
+{
+    if (v.kind == CEL_K_STRING && (v.flags & CEL_VF_CPLEN))
+        return v.pad;
+    return cel_value_size_slow(v);
+}
 
 #endif

@@ -481,6 +481,41 @@ static void test_many_attributes(void **state)
     dra_cel_prepared_free(pd);
 }
 
+/* lowerAscii/upperAscii work eight bytes at a time: every length around
+ * the word size, letters at the range edges, and multi-byte UTF-8 that
+ * must stay as it is, against a byte-by-byte reference. */
+static void test_ascii_case_words(void **state)
+{
+    fixture *f = *state;
+    static const char *const pieces[] = {"@", "A", "Z", "[", "`", "a", "z", "{", "\xc3\x89",
+                                         "\xc3\xa9", "0", " ", "~", "M", "m"};
+    unsigned seed = 12345;
+    for (int len = 0; len <= 40; len++) {
+        for (int rep = 0; rep < 6; rep++) {
+            char in[200] = "", lo[200], up[200], expr[700];
+            size_t n = 0;
+            int r;
+            for (int i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                const char *pc = pieces[(seed >> 16) % (sizeof pieces / sizeof *pieces)];
+                memcpy(in + n, pc, strlen(pc));
+                n += strlen(pc);
+            }
+            in[n] = '\0';
+            for (size_t i = 0; i <= n; i++) {
+                unsigned char ch = (unsigned char)in[i];
+                lo[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch ^ 32 : ch);
+                up[i] = (char)(ch >= 'a' && ch <= 'z' ? ch ^ 32 : ch);
+            }
+            snprintf(expr, sizeof expr, "'%s'.lowerAscii() == '%s' && '%s'.upperAscii() == '%s'",
+                     in, lo, in, up);
+            assert_int_equal(run(f, expr, &r, NULL, 0), DRA_OK);
+            if (r != 1)
+                fail_msg("%s", expr);
+        }
+    }
+}
+
 static void test_length_limit(void **state)
 {
     fixture *f = *state;
@@ -616,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_hoisted_invariants),
         cmocka_unit_test(test_fused_matches_plain),
         cmocka_unit_test(test_many_attributes),
+        cmocka_unit_test(test_ascii_case_words),
         cmocka_unit_test(test_length_limit),
         cmocka_unit_test(test_no_alloc),
         cmocka_unit_test(test_failmalloc),
