@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it:
 #   1. gcc, -Werror, every CTest test;
 #   2. clang, -Werror, ASan+UBSan and libFuzzer: every test again under the
-#      sanitizers, plus each fuzzer for DRA_FUZZ_SECONDS.
+#      sanitizers, plus each fuzzer for DRA_FUZZ_RUNS inputs from a fixed
+#      seed (deterministic: the same inputs on every run).
 # DRA_TEST_VALGRIND=1 adds a third pass with every test binary in valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
