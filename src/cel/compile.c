@@ -208,23 +208,31 @@ static int comp_device_attr(compiler *c, const cel_ast *dom_expr, cel_value id)
     return 1;
 }
 
-/* device.capacity['dom'].id or device.capacity['dom']['id']. */
-static int device_capacity(compiler *c, const cel_ast *x, const cel_ast **dom, cel_value *id)
+/* device.attributes['dom'].id or device.capacity['dom'].id (or ['id']):
+ * *field is 1 or 2. */
+static int device_entry(compiler *c, const cel_ast *x, int *field, const cel_ast **dom,
+                        cel_value *id)
 {
-    int field = 0;
+    *field = 0;
     if (x->kind == AST_SELECT && !x->test_only) {
-        if (!device_domain(c, x->target, &field, dom))
+        if (!device_domain(c, x->target, field, dom))
             return 0;
         *id = cel_str(x->name, x->namelen);
     } else if (x->kind == AST_CALL && !x->target && x->nargs == 2 && is_name(x, "_[_]") &&
                x->args[1]->kind == AST_CONST && x->args[1]->cval.kind == CEL_K_STRING) {
-        if (!device_domain(c, x->args[0], &field, dom))
+        if (!device_domain(c, x->args[0], field, dom))
             return 0;
         *id = x->args[1]->cval;
     } else {
         return 0;
     }
-    return field == 2;
+    return 1;
+}
+
+static int device_capacity(compiler *c, const cel_ast *x, const cel_ast **dom, cel_value *id)
+{
+    int field;
+    return device_entry(c, x, &field, dom, id) && field == 2;
 }
 
 /* cap.compareTo(q) (*form 0), cap.isGreaterThan(q) (1), cap.isLessThan(q)
@@ -574,10 +582,46 @@ static int invariant_method_of(const cel_ast *e, const cel_ast *pred)
  * ANY_STEP (fold the predicate into the accumulator and loop): two
  * instructions instead of ten per iteration, charging what the generic
  * loop charges at the same points (see the opcodes in vm.c). */
+static int is_method(const cel_ast *e)
+{
+    return e->kind == AST_CALL && e->target && e->name && e->namelen &&
+           ((e->name[0] >= 'a' && e->name[0] <= 'z') || (e->name[0] >= 'A' && e->name[0] <= 'Z'));
+}
+
+/* The device-value loop: a constant range, and the predicate INV.f(x)
+ * with INV a device attribute or capacity, or one argument-less method
+ * of it (productName.lowerAscii()). ANY_DEV runs the whole loop in C
+ * (see dev_loop in vm.c) and falls back to the generic loop emitted
+ * after it when the device value is missing. Returns its position. */
+static int comp_dev_loop(compiler *c, const cel_ast *e)
+{
+    const cel_ast *pred = e->step->args[1], *inv, *conv = NULL, *dom;
+    cel_value id;
+    int field, at, ext;
+    if (e->range->kind != AST_CONST || e->range->cval.kind != CEL_K_LIST ||
+        !invariant_method_of(e, pred))
+        return -1;
+    inv = pred->target;
+    if (is_method(inv) && inv->nargs == 0) {
+        conv = inv;
+        inv = inv->target;
+    }
+    if (!device_entry(c, inv, &field, &dom, &id))
+        return -1;
+    at = emit(c, CEL_OP_ANY_DEV, konst(c, dom->cval), konst(c, id), 0);
+    ext = emit(c, CEL_OP_EXT, call_site_of(c, pred, 2), conv ? call_site_of(c, conv, 1) : -1, 0);
+    if (at >= 0 && ext >= 0) {
+        c->code[at].c = konst(c, e->range->cval);
+        c->code[ext].c = field;
+    }
+    return at;
+}
+
 static void comp_any_all(compiler *c, const cel_ast *e, int shape)
 {
-    int init, next, reset, first, loop, step;
+    int init, next, reset, first, loop, step, dev;
     const cel_ast *pred;
+    dev = comp_dev_loop(c, e);
     comp(c, e->range);
     init = emit(c, CEL_OP_ITER_INIT, e->iter_slot, 0, -1);
     comp(c, e->accu_init);
@@ -591,6 +635,12 @@ static void comp_any_all(compiler *c, const cel_ast *e, int shape)
         c->code[next].x = e->iter_var2 ? 2 : 1;
         c->code[next].c = e->accu_slot;
         c->code[next].y = (uint16_t)(shape == 2);
+    }
+    if (dev >= 0 && next >= 0) {
+        if (next - dev > UINT16_MAX)
+            c->rc = DRA_ELIMIT;
+        else
+            c->code[dev].y = (uint16_t)(next - dev); /* its loop head */
     }
     pred = e->step->args[1];
     if (invariant_method_of(e, pred)) {

@@ -251,7 +251,9 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
 {
     dra_err rc;
     cel_value r;
-    if (p->conj_terms == 1) {
+    /* The conjunction paths do not check the cost limit: only for
+     * programs whose worst case is within it (always, at the default). */
+    if (p->conj_terms == 1 && p->cost_estimate <= p->cost_limit) {
         /* The one-comparison selector (device.driver == '...') inline. */
         uint64_t cost = 0;
         int b = cel_term_fast(p, p->code, dev->fields, &cost);
@@ -261,7 +263,7 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
             return DRA_OK;
         }
     }
-    if (p->conj_terms) {
+    if (p->conj_terms && p->cost_estimate <= p->cost_limit) {
         int b = cel_vm_conj(&vm->c, p, &dev->var, &r);
         if (b >= 0) {
             *result = b;

@@ -59,6 +59,8 @@
     X(ANY_NEXT, 0)       \
     X(ANY_STEP, 0)       \
     X(ANY_CALL, 1)       \
+    X(ANY_DEV, 0)        \
+    X(EXT, 0)            \
     X(LIST_BUILDER, 0)   \
     X(APPEND, 11)        \
     X(MAP_BUILDER, 0)    \

@@ -978,6 +978,97 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     return 1;
 }
 
+/* 1 when the only overload of |cs| (two arguments) takes |a| and every
+ * element of |l| as they are, as call_site would find. */
+static int fits_one(const cel_callsite *cs, cel_value a, const cel_list *l)
+{
+    int8_t w0 = cs->n == 1 ? cs->kinds[0][0] : -1, w1 = cs->n == 1 ? cs->kinds[0][1] : -1;
+    if (w0 < 0 || w1 < 0 || w0 == CEL_K_OPAQUE || w1 == CEL_K_OPAQUE || a.kind != (uint8_t)w0)
+        return 0;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->v[i].kind != (uint8_t)w1)
+            return 0;
+    return 1;
+}
+
+/* ANY_DEV: the exists/all loop whose head (ANY_NEXT) is at in + y, over
+ * the constant list c, with the predicate INV.f(x): INV the device value
+ * (field EXT.c)[a].b, or its EXT.b method; f call site EXT.a. Charges
+ * and checks what ANY_NEXT, the (hoisted) INV code and ANY_CALL charge
+ * and check, in the same order, so results, errors and the point where
+ * the cost limit stops are those of the generic loop. 1: done, the
+ * accumulator stored; 0: the device value is missing, nothing done, run
+ * the generic loop; -1: over the cost limit (c->cost). */
+static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
+                                 const cel_value *vars, cel_value *loc, cel_value *sp)
+{
+    const cel_insn *ext = in + 1, *head = in + in->y;
+    const cel_value *k = p->consts, *m, *v;
+    const cel_list *l = k[in->c].u.list;
+    const cel_callsite *fcs = &p->calls[ext->a], *ccs = ext->b >= 0 ? &p->calls[ext->b] : NULL;
+    uint64_t cost = c->cost, limit = c->limit, inv_cost = 4;
+    int all = head->y, direct = -1;
+    cel_value accu = cel_bool(all), inv;
+    m = cel_map_get_str(vars[0].u.obj->fields[ext->c].u.map, k[in->a].u.s, k[in->a].n,
+                        p->hashes[in->a]);
+    v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+    if (!v)
+        return 0;
+    inv = *v;
+    for (size_t i = 0; i < l->n; i++) {
+        cel_value r, args[2];
+        if (i && accu.kind == CEL_K_BOOL && accu.u.b == !all) {
+            cost += 3 - (uint64_t)all; /* the loop condition, then out */
+            break;
+        }
+        cost += 4 - (uint64_t)all;
+        if (i == 0) {
+            uint64_t before = cost;
+            cost += 4; /* DEV_ATTR */
+            if (ccs) {
+                sp[1] = inv;
+                c->cost = cost;
+                inv = call_site(c, ccs, sp + 1);
+                cost = c->cost;
+                if (cost > limit)
+                    return -1;
+            }
+            inv_cost = cost - before;
+        } else {
+            /* HOIST_GET's cached value, or DEV_ATTR again */
+            cost += inv_cost;
+            if (ccs && cost > limit) {
+                c->cost = cost;
+                return -1;
+            }
+        }
+        cost += op_cost[CEL_OP_ANY_CALL];
+        args[0] = inv;
+        args[1] = l->v[i];
+        if (direct < 0) /* once: does f's only overload take these kinds? */
+            direct = fits_one(fcs, inv, l);
+        if (direct) {
+            r = fcs->ovs[0]->fn(c, args, 2);
+            cost += fcs->ovs[0]->cost ? fcs->ovs[0]->cost(args, 2, r) : 1;
+        } else {
+            c->cost = cost;
+            r = call_site(c, fcs, args);
+            cost = c->cost;
+        }
+        if (cost > limit) {
+            c->cost = cost;
+            return -1;
+        }
+        if (r.kind == CEL_K_BOOL && accu.kind == CEL_K_BOOL)
+            accu.u.b = all ? accu.u.b && r.u.b : accu.u.b || r.u.b;
+        else
+            accu = op_and(accu, r, all);
+    }
+    loc[head->c] = accu;
+    c->cost = cost;
+    return 1;
+}
+
 cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, dra_err *rc)
 {
     const cel_insn *code = p->code, *in;
@@ -1033,15 +1124,19 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
          * units are charged on success (see comp_capacity_compare). */
         case CEL_OP_DEV_QCMP: {
             const cel_value *v = dev_value(p, in, vars);
+            int ok = v && v->kind == CEL_K_QUANTITY;
             if (!v) {
-                *++sp = no_such_key(c, k[in->b]);
-            } else if (v->kind != CEL_K_QUANTITY) {
-                cost += 1;
-                *++sp = cel_error_value(&cel_e_no_overload);
+                r = no_such_key(c, k[in->b]);
             } else {
-                cost += in->y;
-                *++sp = cel_bool(cel_qcmp_bit(p, in, v));
+                cost += 1; /* the call, or its "no such overload" */
+                r = ok ? cel_bool(cel_qcmp_bit(p, in, v))
+                       : cel_error_value(&cel_e_no_overload);
             }
+            if (cost > limit) /* where the call checks */
+                goto over;
+            if (ok)
+                cost += in->y - 1u; /* compareTo's int comparison */
+            *++sp = r;
             break;
         }
         /* DEV_FIELD_EQ a c x: device field a == (x: !=) string constant c. */
@@ -1302,17 +1397,59 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         /* ANY_CALL a b c: the predicate INV.f(x) of the exists/all loop
          * whose ANY_NEXT is at a: x is local c, INV on the top; call site
          * b; then ANY_STEP. Charges LOCAL's 1 (base) and the call's. */
+        /* When INV is the value cached by the HOIST_GET right after the
+         * loop head, the next iterations run here, doing what ANY_NEXT,
+         * HOIST_GET and this instruction do in that order, without the
+         * dispatch; anything else (INV not cached yet or over the limit,
+         * the loop ending) goes back to those instructions. */
         case CEL_OP_ANY_CALL: {
-            const cel_insn *head = code + in->a;
-            sp[1] = loc[in->c];
+            const cel_insn *head = code + in->a, *hg = head + 1;
+            const cel_value *hs = loc + hg->a;
+            int inner = hg->op == CEL_OP_HOIST_GET && code + hg->b == in;
+            for (;;) {
+                sp[1] = loc[in->c];
+                c->cost = cost;
+                r = call_site(c, &p->calls[in->b], sp);
+                cost = c->cost;
+                if (cost > limit)
+                    goto over;
+                loc[head->c] = op_and(loc[head->c], r, head->y);
+                sp--;
+                if (!inner) {
+                    in = head;
+                    break;
+                }
+                if (!iter_next(loc + head->a, head->x == 2)) {
+                    in = code + head->b;
+                    break;
+                }
+                r = loc[head->c];
+                if (r.kind == CEL_K_BOOL && r.u.b == !head->y) {
+                    cost += 3 - head->y;
+                    in = code + head->b;
+                    break;
+                }
+                cost += 4 - head->y;
+                if (!(hs[1].n && cost <= limit && hs[1].u.u <= limit - cost)) {
+                    in = hg;
+                    break;
+                }
+                cost += hs[1].u.u;
+                *++sp = hs[0];
+                cost += op_cost[CEL_OP_ANY_CALL];
+            }
+            continue;
+        }
+        /* ANY_DEV a b c y, EXT a b c: see dev_loop; done: on to the loop
+         * head's exit; missing device value: the generic loop after EXT. */
+        case CEL_OP_ANY_DEV: {
+            int done;
             c->cost = cost;
-            r = call_site(c, &p->calls[in->b], sp);
+            done = dev_loop(c, p, in, vars, loc, sp);
             cost = c->cost;
-            if (cost > limit)
+            if (done < 0)
                 goto over;
-            loc[head->c] = op_and(loc[head->c], r, head->y);
-            sp--;
-            in = head;
+            in = done ? code + in[in->y].b : in + 2;
             continue;
         }
         /* LIST_BUILDER a: an empty appendable list in slot a. */

@@ -402,33 +402,55 @@ static void test_fused_matches_plain(void **state)
         "[1, 2].all(x, x / 0 == 1)",
         "[0, 2].exists(x, 2 / x == 1)",
         "[2, 0].all(x, 2 / x == 1)",
+        "['nvidia', 'x'].exists(p, " PN ".lowerAscii().startsWith(p))",
+        "['HBM3', 'x'].all(p, " PN ".endsWith(p))",
+        "['H100', 'h100'].exists(p, " PN ".upperAscii().contains(p))",
+        "['h1.0', '^nv'].exists(p, " PN ".lowerAscii().matches(p))",
+        "['a', 'b'].exists(p, device.attributes['gpu.nvidia.com'].missing.lowerAscii().contains(p))",
+        "['a', 'b'].all(p, device.attributes['nope.example.com'].type.contains(p))",
+        "['3', 'b'].exists(p, device.attributes['gpu.nvidia.com'].index.contains(p))",
+        "['gpu', 'b'].exists(p, device.attributes['gpu.nvidia.com'].type.contains(p))",
+        "['gpu', 'b'].all(p, device.attributes['gpu.nvidia.com']['type'].contains(p))",
+        "[quantity('1Gi'), quantity('100Gi')].exists(q, " CAP ".isGreaterThan(q))",
+        "[quantity('1Gi'), quantity('100Gi')].all(q, " CAP ".isGreaterThan(q))",
+        "[1, 'x'].exists(p, " PN ".contains(p))",
+        "[].all(p, " PN ".lowerAscii().contains(p))",
 #undef PN
 #undef CAP
     };
-    dra_cel_options o = {.plain_code = 1};
-    dra_cel_env *plain_env;
+    /* Default limit, then limits that stop the loops at every point. */
+    static const uint64_t limits[] = {0, 3, 5, 8, 9, 12, 14, 17, 20, 25, 31};
     char m1[256], m2[256];
     int bad = 0;
-    assert_int_equal(dra_cel_env_new_dra(NULL, &o, &plain_env), DRA_OK);
-    for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
-        int r1, r2;
-        dra_err rc1, rc2;
-        uint64_t c1, c2;
-        dra_cel_env *env = f->env;
-        rc1 = run(f, exprs[i], &r1, m1, sizeof m1);
-        c1 = dra_cel_vm_last_cost(f->vm);
-        f->env = plain_env;
-        rc2 = run(f, exprs[i], &r2, m2, sizeof m2);
-        c2 = dra_cel_vm_last_cost(f->vm);
-        f->env = env;
-        if (rc1 != rc2 || r1 != r2 || strcmp(m1, m2) || c1 != c2) {
-            print_error("%s: rc %s/%s result %d/%d cost %llu/%llu msg '%s'/'%s'\n", exprs[i],
-                        dra_errname(rc1), dra_errname(rc2), r1, r2, (unsigned long long)c1,
-                        (unsigned long long)c2, m1, m2);
-            bad++;
+    dra_cel_env *env = f->env;
+    for (size_t li = 0; li < sizeof limits / sizeof limits[0]; li++) {
+        dra_cel_options fast = {.cost_limit = limits[li]};
+        dra_cel_options o = {.cost_limit = limits[li], .plain_code = 1};
+        dra_cel_env *fast_env, *plain_env;
+        assert_int_equal(dra_cel_env_new_dra(NULL, &fast, &fast_env), DRA_OK);
+        assert_int_equal(dra_cel_env_new_dra(NULL, &o, &plain_env), DRA_OK);
+        for (size_t i = 0; i < sizeof exprs / sizeof exprs[0]; i++) {
+            int r1, r2;
+            dra_err rc1, rc2;
+            uint64_t c1, c2;
+            f->env = fast_env;
+            rc1 = run(f, exprs[i], &r1, m1, sizeof m1);
+            c1 = dra_cel_vm_last_cost(f->vm);
+            f->env = plain_env;
+            rc2 = run(f, exprs[i], &r2, m2, sizeof m2);
+            c2 = dra_cel_vm_last_cost(f->vm);
+            if (rc1 != rc2 || r1 != r2 || strcmp(m1, m2) || c1 != c2) {
+                print_error("limit %llu: %s: rc %s/%s result %d/%d cost %llu/%llu msg '%s'/'%s'\n",
+                            (unsigned long long)limits[li], exprs[i], dra_errname(rc1),
+                            dra_errname(rc2), r1, r2, (unsigned long long)c1,
+                            (unsigned long long)c2, m1, m2);
+                bad++;
+            }
         }
+        dra_cel_env_free(fast_env);
+        dra_cel_env_free(plain_env);
     }
-    dra_cel_env_free(plain_env);
+    f->env = env;
     assert_int_equal(bad, 0);
 }
 
