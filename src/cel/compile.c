@@ -1161,7 +1161,10 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
             for (size_t i = 0; i < c.nconsts; i++)
                 p->hashes[i] = cel_value_hash(c.consts[i]);
             p->ncode = c.ncode;
-            p->conj_terms = conj_shape(p->code, c.ncode);
+            /* The conjunction paths do not check the cost limit: only
+             * for programs whose worst case is within it (always, at the
+             * default limit). */
+            p->conj_terms = p->cost_estimate <= p->cost_limit ? conj_shape(p->code, c.ncode) : 0;
             p->nconsts = c.nconsts;
             p->ncalls = c.ncalls;
             p->nlocals = c.nlocals;

@@ -251,20 +251,23 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
 {
     dra_err rc;
     cel_value r;
-    /* The conjunction paths do not check the cost limit: only for
-     * programs whose worst case is within it (always, at the default). */
-    if (p->conj_terms == 1 && p->cost_estimate <= p->cost_limit) {
-        /* The one-comparison selector (device.driver == '...') inline. */
+    if (p->conj_terms) {
+        /* Device comparisons only: inline, the full path on anything
+         * unusual (see cel_term_fast). */
+        const cel_insn *in = p->code;
         uint64_t cost = 0;
-        int b = cel_term_fast(p, p->code, dev->fields, &cost);
+        int b = 1;
+        if (p->conj_terms == 1) /* device.driver == '...' */
+            b = cel_term_fast(p, in, dev->fields, &cost);
+        else
+            for (int i = 0; i < p->conj_terms && b > 0; i++, in += i == 1 ? 2 : 3)
+                b = cel_term_fast(p, in, dev->fields, &cost);
         if (b >= 0) {
             vm->c.last_cost = cost;
             *result = b;
             return DRA_OK;
         }
-    }
-    if (p->conj_terms && p->cost_estimate <= p->cost_limit) {
-        int b = cel_vm_conj(&vm->c, p, &dev->var, &r);
+        b = cel_vm_conj(&vm->c, p, &dev->var, &r);
         if (b >= 0) {
             *result = b;
             return DRA_OK;

@@ -931,10 +931,7 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
     return -1;
 }
 
-/* The full conjunction: errors, other kinds, and false winning over an
- * earlier error. Kept out of line so the fast path stays a leaf. */
-static CEL_NOINLINE int conj_full(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
-                                  cel_value *err)
+int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *err)
 {
     const cel_insn *in = p->code;
     uint64_t cost = 0;
@@ -957,25 +954,6 @@ static CEL_NOINLINE int conj_full(cel_ctx *c, const dra_cel_program *p, const ce
     }
     c->last_cost = cost;
     return have_err ? -1 : 1;
-}
-
-int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *err)
-{
-    const cel_insn *in = p->code;
-    const cel_value *fields = vars[0].u.obj->fields;
-    uint64_t cost = 0;
-    int n = p->conj_terms;
-    for (int i = 0; i < n; i++, in += i == 1 ? 2 : 3) {
-        int r = cel_term_fast(p, in, fields, &cost);
-        if (r == 0) {
-            c->last_cost = cost;
-            return 0;
-        }
-        if (r < 0)
-            return conj_full(c, p, vars, err);
-    }
-    c->last_cost = cost;
-    return 1;
 }
 
 /* 1 when the only overload of |cs| (two arguments) takes |a| and every

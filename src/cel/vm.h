@@ -213,8 +213,11 @@ struct dra_cel_vm {
  * error value on failure); *rc is DRA_OK, DRA_ECOST or DRA_ENOMEM. */
 CEL_FUNC cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
                               dra_err *rc);
-/* Runs a program of the conj_terms shape: 1 true, 0 false, -1 error
- * (*err set). Its cost is a few units per term, so no limit applies. */
+/* Runs a program of the conj_terms shape with every rule (errors, other
+ * kinds, false winning over an earlier error): 1 true, 0 false, -1 error
+ * (*err set). The common case is cel_term_fast's, inline in the caller.
+ * conj_terms is set only where the worst-case cost is within the limit,
+ * so no limit is checked. */
 CEL_FUNC int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
                          cel_value *err);
 /* Compiles a checked AST into |p| (whose arena and env fields are set). */
