@@ -5,9 +5,14 @@
  * values). The engine must never crash, leak or run unbounded: runtime
  * cost is capped by the environment's limit, and a diagnostic list is
  * passed so error paths that format messages are exercised too.
+ * Differential: the same input compiled to plain instructions
+ * (dra_cel_options.plain_code) must give the same result, message and
+ * cost, at the default limit and at a limit of 20 that stops loops and
+ * fused instructions midway.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "dra/base.h"
@@ -22,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Built once per process: the env and devices are immutable inputs. */
 static struct {
     dra_cel_env *env;
+    dra_cel_env *plain, *small, *small_plain; /* see the header */
     dra_cel_vm *vm;
     dra_cel_prepared *dev[NDEV];
     int ready;
@@ -74,7 +80,12 @@ static int setup(void)
     devs[2] = (dra_cel_device){.driver = "dra.example.com", .attrs = edge,
                                .nattrs = sizeof edge / sizeof edge[0], .caps = caps + 1,
                                .ncaps = 1, .allow_multiple_allocations = 1};
-    if (dra_cel_env_new_dra(NULL, NULL, &g.env) || dra_cel_vm_new(NULL, &g.vm))
+    dra_cel_options plain = {.plain_code = 1}, small = {.cost_limit = 20},
+                     small_plain = {.cost_limit = 20, .plain_code = 1};
+    if (dra_cel_env_new_dra(NULL, NULL, &g.env) || dra_cel_vm_new(NULL, &g.vm) ||
+        dra_cel_env_new_dra(NULL, &plain, &g.plain) ||
+        dra_cel_env_new_dra(NULL, &small, &g.small) ||
+        dra_cel_env_new_dra(NULL, &small_plain, &g.small_plain))
         return -1;
     for (int i = 0; i < NDEV; i++)
         if (dra_cel_device_prepare(NULL, &devs[i], &g.dev[i]))
@@ -88,6 +99,59 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     return setup();
+}
+
+/* One evaluation's outcome, for the differential check. */
+typedef struct outcome {
+    dra_err rc;
+    int r;
+    uint64_t cost;
+    char msg[160];
+} outcome;
+
+static int compile_eval(dra_cel_env *env, const uint8_t *data, size_t size, outcome *out)
+{
+    dra_diag d;
+    dra_cel_program *p = NULL;
+    dra_err rc;
+    dra_diag_init(&d, NULL);
+    rc = dra_cel_compile(env, (const char *)data, size, &p, &d);
+    for (int i = 0; i < NDEV; i++) {
+        outcome *o = &out[i];
+        memset(o, 0, sizeof *o);
+        o->rc = rc;
+        if (rc == DRA_OK) {
+            dra_diag_clear(&d);
+            o->rc = dra_cel_eval_device(p, g.vm, g.dev[i], &o->r, &d);
+            o->cost = dra_cel_vm_last_cost(g.vm);
+        }
+        if (dra_diag_first(&d))
+            snprintf(o->msg, sizeof o->msg, "%s", dra_diag_first(&d));
+    }
+    dra_cel_program_unref(p);
+    dra_diag_fini(&d);
+    return rc == DRA_OK;
+}
+
+/* The optimised and the plain code agree (|tag| names the limit). */
+static void same(dra_cel_env *fast, dra_cel_env *plain, const uint8_t *data, size_t size,
+                 const char *tag)
+{
+    outcome a[NDEV], b[NDEV];
+    int ok_a = compile_eval(fast, data, size, a), ok_b = compile_eval(plain, data, size, b);
+    if (!ok_a && !ok_b && a[0].rc == b[0].rc)
+        return; /* neither compiles, for the same reason */
+    for (int i = 0; i < NDEV; i++)
+        if (a[i].rc != b[i].rc || a[i].r != b[i].r || a[i].cost != b[i].cost ||
+            strcmp(a[i].msg, b[i].msg)) {
+            fprintf(stderr,
+                    "fuzz_cel: %s limit, device %d: optimised %s %d cost %llu '%s', plain %s "
+                    "%d cost %llu '%s'\n",
+                    tag, i, dra_errname(a[i].rc), a[i].r, (unsigned long long)a[i].cost,
+                    a[i].msg, dra_errname(b[i].rc), b[i].r, (unsigned long long)b[i].cost,
+                    b[i].msg);
+            __builtin_trap();
+        }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -110,6 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 __builtin_trap();
         }
         dra_cel_program_unref(p);
+        same(g.env, g.plain, data, size, "default");
+        same(g.small, g.small_plain, data, size, "small");
     }
     dra_diag_fini(&d);
     return 0;
