@@ -246,8 +246,8 @@ void dra_cel_prepared_free(dra_cel_prepared *pd)
     dra_free(pd->mem, pd);
 }
 
-dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
-                            const dra_cel_prepared *dev, int *result, dra_diag *d)
+static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm,
+                                        const dra_cel_prepared *dev, int *result, dra_diag *d)
 {
     dra_err rc;
     cel_value r;
@@ -257,7 +257,7 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
         const cel_insn *in = p->code;
         uint64_t cost = 0;
         int b = 1;
-        if (p->conj_terms == 1) /* device.driver == '...' */
+        if (p->conj_terms == 1)
             b = cel_term_fast(p, in, dev->fields, &cost);
         else
             for (int i = 0; i < p->conj_terms && b > 0; i++, in += i == 1 ? 2 : 3)
@@ -294,4 +294,21 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
     dra_diag_add(d, "", 0, 0, "CEL result of type %s could not be converted to bool",
                  cel_kind_name((cel_kind)r.kind));
     return DRA_ETYPE;
+}
+
+dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
+                            const dra_cel_prepared *dev, int *result, dra_diag *d)
+{
+    /* device.driver == '...', the most common DeviceClass selector, with
+     * nothing around it (no registers to save, no call). */
+    if (p->conj_terms == 1 && p->code->op == CEL_OP_DEV_FIELD_EQ) {
+        uint64_t cost = 2;
+        int b = cel_str_term(p, p->code, &dev->fields[p->code->a], &cost);
+        if (b >= 0) {
+            vm->c.last_cost = cost;
+            *result = b;
+            return DRA_OK;
+        }
+    }
+    return eval_device(p, vm, dev, result, d);
 }

@@ -141,37 +141,46 @@ static inline int cel_qcmp_bit(const dra_cel_program *p, const cel_insn *in, con
     return (in->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
 }
 
-/* The common term: a device string (with its code-point count) equal to
- * a string constant, or a capacity against a quantity; 1 or 0, or -1
- * when the full path must decide (missing key, other kinds). */
-static inline int cel_term_fast(const dra_cel_program *p, const cel_insn *in,
-                            const cel_value *fields, uint64_t *cost)
+/* A device string (with its code-point count) against the string
+ * constant of term |in|: 1 or 0 (== or != by in->x), -1 when the full
+ * path must decide (other kinds). */
+static inline int cel_str_term(const dra_cel_program *p, const cel_insn *in,
+                               const cel_value *v, uint64_t *cost)
 {
-    const cel_value *k = p->consts, *v;
+    const cel_value *k = &p->consts[in->c];
     uint64_t x, y;
-    if (in->op == CEL_OP_DEV_FIELD_EQ) {
-        v = &fields[in->a];
-        *cost += 2;
-    } else {
-        const cel_value *m = cel_map_get_str(fields[in->op == CEL_OP_DEV_QCMP ? 2 : in->y].u.map,
-                                             k[in->a].u.s, k[in->a].n, p->hashes[in->a]);
-        v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
-        if (!v)
-            return -1;
-        *cost += 4;
-        if (in->op == CEL_OP_DEV_QCMP) {
-            if (v->kind != CEL_K_QUANTITY)
-                return -1;
-            *cost += in->y;
-            return cel_qcmp_bit(p, in, v);
-        }
-    }
-    if (v->kind != CEL_K_STRING || !(v->flags & CEL_VF_CPLEN) || k[in->c].kind != CEL_K_STRING)
+    if (v->kind != CEL_K_STRING || !(v->flags & CEL_VF_CPLEN) || k->kind != CEL_K_STRING)
         return -1;
     x = v->pad;
-    y = k[in->c].pad;
+    y = k->pad;
     *cost += ((x < y ? x : y) + 9) / 10; /* cel-go: ceil(0.1 * min size) */
-    return (v->n == k[in->c].n && cel_bytes_eq(v->u.s, k[in->c].u.s, v->n)) ^ in->x;
+    return (v->n == k->n && cel_bytes_eq(v->u.s, k->u.s, v->n)) ^ in->x;
+}
+
+/* The common term: a device string equal to a string constant, or a
+ * capacity against a quantity; 1 or 0, or -1 when the full path must
+ * decide (missing key, other kinds). */
+static inline int cel_term_fast(const dra_cel_program *p, const cel_insn *in,
+                                const cel_value *fields, uint64_t *cost)
+{
+    const cel_value *k = p->consts, *v;
+    if (in->op == CEL_OP_DEV_FIELD_EQ) {
+        *cost += 2;
+        return cel_str_term(p, in, &fields[in->a], cost);
+    }
+    v = cel_map_get_str(fields[in->op == CEL_OP_DEV_QCMP ? 2 : in->y].u.map, k[in->a].u.s,
+                        k[in->a].n, p->hashes[in->a]);
+    v = v ? cel_map_get_str(v->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+    if (!v)
+        return -1;
+    *cost += 4;
+    if (in->op == CEL_OP_DEV_QCMP) {
+        if (v->kind != CEL_K_QUANTITY)
+            return -1;
+        *cost += in->y;
+        return cel_qcmp_bit(p, in, v);
+    }
+    return cel_str_term(p, in, v, cost);
 }
 
 typedef struct cel_regex_cache_entry {
