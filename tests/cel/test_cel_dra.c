@@ -514,7 +514,7 @@ static void test_ascii_case_words(void **state)
     unsigned seed = 12345;
     for (int len = 0; len <= 40; len++) {
         for (int rep = 0; rep < 6; rep++) {
-            char in[200] = "", lo[200], up[200], expr[700];
+            char in[200] = "", lo[200], up[200], expr[1024];
             size_t n = 0;
             int r;
             for (int i = 0; i < len; i++) {
