@@ -1109,6 +1109,19 @@ static int is_dev_cmp(const cel_insn *in)
            in->op == CEL_OP_DEV_QCMP;
 }
 
+/* ANY_DEV at 0 whose loop head exits to LOCAL <accumulator>; RET. */
+static int dev_loop_shape(const cel_insn *code, size_t n)
+{
+    const cel_insn *head;
+    size_t out;
+    if (n < 4 || code[0].op != CEL_OP_ANY_DEV || (size_t)code[0].y >= n)
+        return 0;
+    head = &code[code[0].y];
+    out = (size_t)head->b;
+    return head->op == CEL_OP_ANY_NEXT && out + 2 == n && code[out].op == CEL_OP_LOCAL &&
+           code[out].a == head->c && code[out + 1].op == CEL_OP_RET;
+}
+
 /* Recognises term (JF_KEEP term AND)* RET over device comparisons. */
 static int conj_shape(const cel_insn *code, size_t n)
 {
@@ -1161,6 +1174,7 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
             for (size_t i = 0; i < c.nconsts; i++)
                 p->hashes[i] = cel_value_hash(c.consts[i]);
             p->ncode = c.ncode;
+            p->dev_loop_only = dev_loop_shape(p->code, c.ncode);
             /* The conjunction paths do not check the cost limit: only
              * for programs whose worst case is within it (always, at the
              * default limit). */

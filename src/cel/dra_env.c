@@ -273,7 +273,7 @@ static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm
             return DRA_OK;
         }
         rc = vm->c.oom == 1 ? DRA_ENOMEM : DRA_OK;
-    } else {
+    } else if (!p->dev_loop_only || !cel_vm_dev_loop(&vm->c, p, &dev->var, &r, &rc)) {
         r = cel_vm_run(&vm->c, p, &dev->var, &rc);
     }
     if (r.kind == CEL_K_BOOL && !rc) {

@@ -26,6 +26,13 @@ static const cel_error e_opt_elem = {"cannot initialize optional entry from non-
 void *cel_alloc(cel_ctx *ctx, size_t size)
 {
     void *p;
+    if (size <= sizeof ctx->small - ctx->small_used) {
+        size_t n = (size + 15) & ~(size_t)15;
+        p = ctx->small + ctx->small_used;
+        ctx->small_used = n < sizeof ctx->small - ctx->small_used ? ctx->small_used + n
+                                                                   : sizeof ctx->small;
+        return p;
+    }
     if (ctx->scratch.total > CEL_SCRATCH_LIMIT || size > CEL_SCRATCH_LIMIT) {
         ctx->oom = 2;
         return NULL;
@@ -938,6 +945,7 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     int n = p->conj_terms, have_err = 0;
     if (c->scratch.used)
         dra_arena_reset(&c->scratch);
+    c->small_used = 0;
     c->oom = 0;
     /* false wins; otherwise the first error; otherwise true. */
     for (int i = 0; i < n; i++, in += i == 1 ? 2 : 3) {
@@ -978,7 +986,7 @@ static int fits_one(const cel_callsite *cs, cel_value a, const cel_list *l)
  * accumulator stored; 0: the device value is missing, nothing done, run
  * the generic loop; -1: over the cost limit (c->cost). */
 static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
-                                 const cel_value *vars, cel_value *loc, cel_value *sp)
+                                 const cel_value *vars, cel_value *accu_out)
 {
     const cel_insn *ext = in + 1, *head = in + in->y;
     const cel_value *k = p->consts, *m, *v;
@@ -1004,9 +1012,10 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
             uint64_t before = cost;
             cost += 4; /* DEV_ATTR */
             if (ccs) {
-                sp[1] = inv;
+                args[0] = inv;
+                args[1] = cel_null(); /* not read: a method of no arguments */
                 c->cost = cost;
-                inv = call_site(c, ccs, sp + 1);
+                inv = call_site(c, ccs, args);
                 cost = c->cost;
                 if (cost > limit)
                     return -1;
@@ -1042,8 +1051,38 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
         else
             accu = op_and(accu, r, all);
     }
-    loc[head->c] = accu;
+    *accu_out = accu;
     c->cost = cost;
+    return 1;
+}
+
+int cel_vm_dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *out,
+                    dra_err *rc)
+{
+    cel_value accu;
+    uint64_t cost;
+    int done;
+    if (c->scratch.used)
+        dra_arena_reset(&c->scratch);
+    c->small_used = 0;
+    c->prog = p;
+    c->vars = vars;
+    c->oom = 0;
+    c->limit = p->cost_limit;
+    c->cost = 0;
+    done = dev_loop(c, p, p->code, vars, &accu);
+    if (done == 0)
+        return 0;
+    /* then the result's LOCAL and RET, as cel_vm_run would */
+    cost = c->cost + (done > 0 ? op_cost[CEL_OP_LOCAL] : 0);
+    c->last_cost = cost;
+    if (done < 0 || cost > p->cost_limit) {
+        *rc = DRA_ECOST;
+        *out = cel_error_value(&e_cost);
+        return 1;
+    }
+    *rc = c->oom == 1 ? DRA_ENOMEM : DRA_OK;
+    *out = accu;
     return 1;
 }
 
@@ -1055,6 +1094,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
     uint64_t cost = 0, limit = p->cost_limit;
     if (c->scratch.used)
         dra_arena_reset(&c->scratch);
+    c->small_used = 0;
     if (reserve(c, p)) {
         *rc = DRA_ENOMEM;
         return cel_error_value(&cel_e_nomem);
@@ -1423,10 +1463,12 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
         case CEL_OP_ANY_DEV: {
             int done;
             c->cost = cost;
-            done = dev_loop(c, p, in, vars, loc, sp);
+            done = dev_loop(c, p, in, vars, &r);
             cost = c->cost;
             if (done < 0)
                 goto over;
+            if (done)
+                loc[in[in->y].c] = r;
             in = done ? code + in[in->y].b : in + 2;
             continue;
         }

@@ -131,6 +131,9 @@ struct dra_cel_program {
      * AND)* RET, every term DEV_FIELD_EQ or DEV_ATTR_EQ); cel_vm_run
      * evaluates these without the dispatch loop. 0 when another shape. */
     int conj_terms;
+    /* Shape: ANY_DEV at 0 whose loop ends in LOCAL accumulator, RET
+     * (`[...].exists(p, device...f(p))` alone): cel_vm_dev_loop. */
+    int dev_loop_only;
 };
 
 /* DEV_QCMP on the capacity |v|: the truth table's bit for the sign of
@@ -195,6 +198,11 @@ typedef struct cel_regex_cache_entry {
 struct cel_ctx {
     const dra_mem *mem;
     dra_arena scratch;
+    /* Small allocations of one evaluation come from here first (a bump
+     * pointer, reset with the scratch arena), so a selector that makes
+     * one short string (lowerAscii) touches no arena block. */
+    size_t small_used;
+    _Alignas(16) unsigned char small[512];
     cel_value *stack;
     size_t stack_cap;
     cel_value *locals;
@@ -229,6 +237,11 @@ CEL_FUNC cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_va
  * so no limit is checked. */
 CEL_FUNC int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
                          cel_value *err);
+/* Runs a program of the dev_loop_only shape (one ANY_DEV loop and its
+ * result) without the dispatch loop: 1 with *out and *rc as cel_vm_run
+ * gives them, 0 when the device lacks the value (run cel_vm_run). */
+CEL_FUNC int cel_vm_dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
+                             cel_value *out, dra_err *rc);
 /* Compiles a checked AST into |p| (whose arena and env fields are set). */
 CEL_FUNC dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root,
                                  int nlocals, dra_diag *d, const char *src, size_t len);
