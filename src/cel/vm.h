@@ -55,10 +55,15 @@ static inline int cel_bytes_eq(const char *a, const char *b, size_t n)
         memcpy(&t, b + n - 4, 4);
         return p == q && r == t;
     }
-    while (n--)
-        if (*a++ != *b++)
-            return 0;
-    return 1;
+    if (n >= 2) {
+        uint16_t c2, d2, e2, f2;
+        memcpy(&c2, a, 2);
+        memcpy(&d2, b, 2);
+        memcpy(&e2, a + n - 2, 2);
+        memcpy(&f2, b + n - 2, 2);
+        return c2 == d2 && e2 == f2;
+    }
+    return n == 0 || *a == *b;
 }
 
 /* cel_map_find_str, inlined for the VM's constant-key lookups. */
