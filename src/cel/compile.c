@@ -530,6 +530,38 @@ static int32_t opt_flags(compiler *c, const uint8_t *opt, size_t n)
     return konst(c, cel_bytes(f, n));
 }
 
+/* The body of a comprehension starts: loop invariants cached from here
+ * on are forgotten by the HOIST_RESET at *reset at every run; *first is
+ * the first of their slots. Returns the loop's top. */
+static int loop_body_open(compiler *c, int *reset, int *first)
+{
+    *reset = emit(c, CEL_OP_HOIST_RESET, 0, 0, 0);
+    *first = c->nlocals;
+    c->in_loop++;
+    return (int)c->ncode;
+}
+
+static void loop_body_close(compiler *c, int reset, int first)
+{
+    c->in_loop--;
+    if (!c->rc && reset >= 0) {
+        /* Every invariant cached in the body starts unknown again. */
+        c->code[reset].a = first;
+        c->code[reset].b = c->nlocals;
+    }
+}
+
+/* The comprehension's result, where the loop (next) and a failed
+ * ITER_INIT (init, with its error pushed) come out. */
+static void loop_result(compiler *c, const cel_ast *e, int next, int init)
+{
+    patch(c, next, 1);
+    comp(c, e->result);
+    c->sp--;
+    patch(c, init, 1);
+    c->sp++;
+}
+
 static int is_accu(const cel_ast *x, const cel_ast *e)
 {
     return x->kind == AST_IDENT && x->ref_kind == REF_LOCAL && x->ref == e->accu_slot;
@@ -626,10 +658,7 @@ static void comp_any_all(compiler *c, const cel_ast *e, int shape)
     init = emit(c, CEL_OP_ITER_INIT, e->iter_slot, 0, -1);
     comp(c, e->accu_init);
     emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
-    reset = emit(c, CEL_OP_HOIST_RESET, 0, 0, 0);
-    first = c->nlocals;
-    c->in_loop++;
-    loop = (int)c->ncode;
+    loop = loop_body_open(c, &reset, &first);
     next = emit(c, CEL_OP_ANY_NEXT, e->iter_slot, 0, 0);
     if (next >= 0) {
         c->code[next].x = e->iter_var2 ? 2 : 1;
@@ -657,16 +686,8 @@ static void comp_any_all(compiler *c, const cel_ast *e, int shape)
             c->code[step].y = (uint16_t)(shape == 2);
         }
     }
-    c->in_loop--;
-    if (!c->rc && reset >= 0) {
-        c->code[reset].a = first;
-        c->code[reset].b = c->nlocals;
-    }
-    patch(c, next, 1);
-    comp(c, e->result);
-    c->sp--;
-    patch(c, init, 1);
-    c->sp++;
+    loop_body_close(c, reset, first);
+    loop_result(c, e, next, init);
 }
 
 static void comp_comprehension(compiler *c, const cel_ast *e)
@@ -697,10 +718,7 @@ static void comp_comprehension(compiler *c, const cel_ast *e)
         comp(c, e->accu_init);
         emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
     }
-    reset = emit(c, CEL_OP_HOIST_RESET, 0, 0, 0);
-    first = c->nlocals;
-    c->in_loop++;
-    loop = (int)c->ncode;
+    loop = loop_body_open(c, &reset, &first);
     next = emit(c, CEL_OP_ITER_NEXT, e->iter_slot, 0, 0);
     if (next >= 0)
         c->code[next].x = e->iter_var2 ? 2 : 1;
@@ -715,20 +733,11 @@ static void comp_comprehension(compiler *c, const cel_ast *e)
     comp(c, e->step);
     c->append_slot = save_append;
     c->insert_slot = save_insert;
-    c->in_loop--;
-    if (!c->rc && reset >= 0) {
-        /* Every invariant cached in the body starts unknown again. */
-        c->code[reset].a = first;
-        c->code[reset].b = c->nlocals;
-    }
+    loop_body_close(c, reset, first);
     emit(c, CEL_OP_STORE, e->accu_slot, 0, -1);
     emit(c, CEL_OP_JMP, loop, 0, 0);
-    patch(c, next, 1);
     patch(c, cond, 0);
-    comp(c, e->result);
-    c->sp--;
-    patch(c, init, 1);
-    c->sp++;
+    loop_result(c, e, next, init);
 }
 
 /* ---- loop-invariant calls ------------------------------------------------

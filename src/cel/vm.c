@@ -887,13 +887,9 @@ static inline int iter_next(cel_value *loc, int two)
 static inline const cel_value *dev_value(const dra_cel_program *p, const cel_insn *in,
                                          const cel_value *vars)
 {
-    const cel_value *k = p->consts;
-    int field = in->op == CEL_OP_DEV_QCMP ? 2 : in->y;
-    const cel_value *m = cel_map_get_str(vars[0].u.obj->fields[field].u.map, k[in->a].u.s,
-                                         k[in->a].n, p->hashes[in->a]);
-    return m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+    return cel_dev_entry(p, vars[0].u.obj->fields, in->op == CEL_OP_DEV_QCMP ? 2 : in->y, in->a,
+                         in->b);
 }
-
 
 /* One device comparison term of a conjunction program: 1, 0, or -1
  * with *err set. */
@@ -964,6 +960,21 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     return have_err ? -1 : 1;
 }
 
+/* The exists (all 0) / all (all 1) loop condition on the accumulator,
+ * @not_strictly_false(!accu) / (accu), with what the generic code charges
+ * for it (accu, !, @not_strictly_false: 3 / 2) plus, when the loop goes
+ * on, the step's read of accu (1), as early as the generic code does.
+ * 0: leave the loop. */
+static inline int any_goes_on(cel_value accu, int all, uint64_t *cost)
+{
+    if (accu.kind == CEL_K_BOOL && accu.u.b == !all) {
+        *cost += 3 - (uint64_t)all;
+        return 0;
+    }
+    *cost += 4 - (uint64_t)all;
+    return 1;
+}
+
 /* 1 when the only overload of |cs| (two arguments) takes |a| and every
  * element of |l| as they are, as call_site would find. */
 static int fits_one(const cel_callsite *cs, cel_value a, const cel_list *l)
@@ -989,25 +1000,17 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
                                  const cel_value *vars, cel_value *accu_out)
 {
     const cel_insn *ext = in + 1, *head = in + in->y;
-    const cel_value *k = p->consts, *m, *v;
-    const cel_list *l = k[in->c].u.list;
+    const cel_list *l = p->consts[in->c].u.list;
     const cel_callsite *fcs = &p->calls[ext->a], *ccs = ext->b >= 0 ? &p->calls[ext->b] : NULL;
+    const cel_value *v = cel_dev_entry(p, vars[0].u.obj->fields, ext->c, in->a, in->b);
     uint64_t cost = c->cost, limit = c->limit, inv_cost = 4;
     int all = head->y, direct = -1;
     cel_value accu = cel_bool(all), inv;
-    m = cel_map_get_str(vars[0].u.obj->fields[ext->c].u.map, k[in->a].u.s, k[in->a].n,
-                        p->hashes[in->a]);
-    v = m ? cel_map_get_str(m->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
     if (!v)
         return 0;
     inv = *v;
-    for (size_t i = 0; i < l->n; i++) {
+    for (size_t i = 0; i < l->n && any_goes_on(accu, all, &cost); i++) {
         cel_value r, args[2];
-        if (i && accu.kind == CEL_K_BOOL && accu.u.b == !all) {
-            cost += 3 - (uint64_t)all; /* the loop condition, then out */
-            break;
-        }
-        cost += 4 - (uint64_t)all;
         if (i == 0) {
             uint64_t before = cost;
             cost += 4; /* DEV_ATTR */
@@ -1046,6 +1049,8 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
             c->cost = cost;
             return -1;
         }
+        /* bool with bool in place: through op_and's returned value it
+         * costs (d) ~6% (callgrind) */
         if (r.kind == CEL_K_BOOL && accu.kind == CEL_K_BOOL)
             accu.u.b = all ? accu.u.b && r.u.b : accu.u.b || r.u.b;
         else
@@ -1387,22 +1392,12 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             break;
         /* ANY_NEXT a b c x y: exists (y 0) / all (y 1) loop head:
          * ITER_NEXT a b x, then the loop condition on the accumulator in
-         * slot c, @not_strictly_false(!accu) / (accu): leave (to b) once
-         * accu is true / false. Charges what the generic condition does
-         * (accu, !, @not_strictly_false: 3 / 2) plus, when the loop goes
-         * on, the step's read of accu (1), as early as it does. */
+         * slot c (any_goes_on); leaving goes to b. */
         case CEL_OP_ANY_NEXT:
-            if (!iter_next(loc + in->a, in->x == 2)) {
+            if (!iter_next(loc + in->a, in->x == 2) || !any_goes_on(loc[in->c], in->y, &cost)) {
                 in = code + in->b;
                 continue;
             }
-            r = loc[in->c];
-            if (r.kind == CEL_K_BOOL && r.u.b == !in->y) {
-                cost += 3 - in->y;
-                in = code + in->b;
-                continue;
-            }
-            cost += 4 - in->y;
             break;
         /* ANY_STEP a c y: accu (slot c) = accu || / && the popped
          * predicate, with error absorption; then JMP a. */
@@ -1414,8 +1409,8 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             continue;
         /* ANY_CALL a b c: the predicate INV.f(x) of the exists/all loop
          * whose ANY_NEXT is at a: x is local c, INV on the top; call site
-         * b; then ANY_STEP. Charges LOCAL's 1 (base) and the call's. */
-        /* When INV is the value cached by the HOIST_GET right after the
+         * b; then ANY_STEP. Charges LOCAL's 1 (base) and the call's.
+         * When INV is the value cached by the HOIST_GET right after the
          * loop head, the next iterations run here, doing what ANY_NEXT,
          * HOIST_GET and this instruction do in that order, without the
          * dispatch; anything else (INV not cached yet or over the limit,
@@ -1437,17 +1432,11 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                     in = head;
                     break;
                 }
-                if (!iter_next(loc + head->a, head->x == 2)) {
+                if (!iter_next(loc + head->a, head->x == 2) ||
+                    !any_goes_on(loc[head->c], head->y, &cost)) {
                     in = code + head->b;
                     break;
                 }
-                r = loc[head->c];
-                if (r.kind == CEL_K_BOOL && r.u.b == !head->y) {
-                    cost += 3 - head->y;
-                    in = code + head->b;
-                    break;
-                }
-                cost += 4 - head->y;
                 if (!(hs[1].n && cost <= limit && hs[1].u.u <= limit - cost)) {
                     in = hg;
                     break;

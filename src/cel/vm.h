@@ -165,20 +165,29 @@ static inline int cel_str_term(const dra_cel_program *p, const cel_insn *in,
     return (v->n == k->n && cel_bytes_eq(v->u.s, k->u.s, v->n)) ^ in->x;
 }
 
+/* device.<field>['<constant dom>'].<constant id> in the device fields
+ * |fields|, or NULL when the domain or the id is absent. */
+static inline const cel_value *cel_dev_entry(const dra_cel_program *p, const cel_value *fields,
+                                             int field, int32_t dom, int32_t id)
+{
+    const cel_value *k = p->consts;
+    const cel_value *m = cel_map_get_str(fields[field].u.map, k[dom].u.s, k[dom].n,
+                                         p->hashes[dom]);
+    return m ? cel_map_get_str(m->u.map, k[id].u.s, k[id].n, p->hashes[id]) : NULL;
+}
+
 /* The common term: a device string equal to a string constant, or a
  * capacity against a quantity; 1 or 0, or -1 when the full path must
  * decide (missing key, other kinds). */
 static inline int cel_term_fast(const dra_cel_program *p, const cel_insn *in,
                                 const cel_value *fields, uint64_t *cost)
 {
-    const cel_value *k = p->consts, *v;
+    const cel_value *v;
     if (in->op == CEL_OP_DEV_FIELD_EQ) {
         *cost += 2;
         return cel_str_term(p, in, &fields[in->a], cost);
     }
-    v = cel_map_get_str(fields[in->op == CEL_OP_DEV_QCMP ? 2 : in->y].u.map, k[in->a].u.s,
-                        k[in->a].n, p->hashes[in->a]);
-    v = v ? cel_map_get_str(v->u.map, k[in->b].u.s, k[in->b].n, p->hashes[in->b]) : NULL;
+    v = cel_dev_entry(p, fields, in->op == CEL_OP_DEV_QCMP ? 2 : in->y, in->a, in->b);
     if (!v)
         return -1;
     *cost += 4;
