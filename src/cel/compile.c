@@ -530,6 +530,14 @@ static int32_t opt_flags(compiler *c, const uint8_t *opt, size_t n)
     return konst(c, cel_bytes(f, n));
 }
 
+/* A call of a named function (not an operator or a macro helper: those
+ * start with '_' or '@'). */
+static int named_call(const cel_ast *e)
+{
+    return e->kind == AST_CALL && e->name && e->namelen &&
+           ((e->name[0] >= 'a' && e->name[0] <= 'z') || (e->name[0] >= 'A' && e->name[0] <= 'Z'));
+}
+
 /* The body of a comprehension starts: loop invariants cached from here
  * on are forgotten by the HOIST_RESET at *reset at every run; *first is
  * the first of their slots. Returns the loop's top. */
@@ -600,24 +608,11 @@ static int loop_invariant(const cel_ast *e);
 static int invariant_method_of(const cel_ast *e, const cel_ast *pred)
 {
     const cel_ast *x;
-    if (pred->kind != AST_CALL || !pred->target || pred->nargs != 1 || e->iter_var2 ||
-        !pred->name || !pred->namelen ||
-        !((pred->name[0] >= 'a' && pred->name[0] <= 'z') ||
-          (pred->name[0] >= 'A' && pred->name[0] <= 'Z')))
+    if (!named_call(pred) || !pred->target || pred->nargs != 1 || e->iter_var2)
         return 0;
     x = pred->args[0];
     return x->kind == AST_IDENT && x->ref_kind == REF_LOCAL && x->ref == e->iter_slot + 2 &&
            loop_invariant(pred->target);
-}
-
-/* exists / all as ANY_NEXT (next element and the loop condition) and
- * ANY_STEP (fold the predicate into the accumulator and loop): two
- * instructions instead of ten per iteration, charging what the generic
- * loop charges at the same points (see the opcodes in vm.c). */
-static int is_method(const cel_ast *e)
-{
-    return e->kind == AST_CALL && e->target && e->name && e->namelen &&
-           ((e->name[0] >= 'a' && e->name[0] <= 'z') || (e->name[0] >= 'A' && e->name[0] <= 'Z'));
 }
 
 /* The device-value loop: a constant range, and the predicate INV.f(x)
@@ -634,7 +629,7 @@ static int comp_dev_loop(compiler *c, const cel_ast *e)
         !invariant_method_of(e, pred))
         return -1;
     inv = pred->target;
-    if (is_method(inv) && inv->nargs == 0) {
+    if (named_call(inv) && inv->target && inv->nargs == 0) {
         conv = inv;
         inv = inv->target;
     }
@@ -649,6 +644,11 @@ static int comp_dev_loop(compiler *c, const cel_ast *e)
     return at;
 }
 
+/* exists / all as ANY_NEXT (next element and the loop condition) and
+ * ANY_STEP (fold the predicate into the accumulator and loop) or ANY_CALL:
+ * two instructions instead of ten per iteration, charging what the
+ * generic loop charges at the same points (see the opcodes in vm.c);
+ * ANY_DEV in front when comp_dev_loop applies. */
 static void comp_any_all(compiler *c, const cel_ast *e, int shape)
 {
     int init, next, reset, first, loop, step, dev;
@@ -775,9 +775,7 @@ static int loop_invariant(const cel_ast *e)
 /* A named function call (not an operator or macro helper) worth caching. */
 static int hoistable(const compiler *c, const cel_ast *e)
 {
-    if (!c->in_loop || c->no_fold || c->p->opts.plain_code || !e->name || !e->namelen)
-        return 0;
-    if (!((e->name[0] >= 'a' && e->name[0] <= 'z') || (e->name[0] >= 'A' && e->name[0] <= 'Z')))
+    if (!c->in_loop || c->no_fold || c->p->opts.plain_code || !named_call(e))
         return 0;
     if (memchr(e->name, '@', e->namelen) || (!e->target && !e->nargs))
         return 0;
