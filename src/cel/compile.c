@@ -17,6 +17,8 @@ typedef struct compiler {
     size_t nconsts, capconsts;
     cel_callsite *calls;
     size_t ncalls, capcalls;
+    cel_dsk **dsk; /* string kernels (EXT.y) */
+    size_t ndsk, capdsk;
     int sp, maxsp;
     int append_slot;   /* accumulator of the comprehension being built, or -1 */
     int insert_slot;
@@ -615,12 +617,62 @@ static int invariant_method_of(const cel_ast *e, const cel_ast *pred)
            loop_invariant(pred->target);
 }
 
+/* 1 when call site |cs| has the one overload |id|. */
+static int only_overload(compiler *c, int32_t cs, const char *id)
+{
+    const cel_callsite *s = cs >= 0 && !c->rc ? &c->calls[cs] : NULL;
+    return s && s->n == 1 && !strcmp(s->ovs[0]->id, id);
+}
+
+/* ANY_DEV's string kernel (CEL_DSK_*) for the test call site |f|, the
+ * conversion call site |conv| (-1: none) and the constant range |l|;
+ * 0 when the loop must call them. */
+static uint8_t dev_str_kernel(compiler *c, int32_t f, int32_t conv, const cel_list *l)
+{
+    static const char *const tests[] = {"contains_string", "starts_with_string",
+                                        "ends_with_string"};
+    unsigned k = 0;
+    for (unsigned i = 0; i < 3 && !k; i++)
+        if (only_overload(c, f, tests[i]))
+            k = CEL_DSK_CONTAINS + i;
+    for (size_t i = 0; k && i < l->n; i++)
+        if (l->v[i].kind != CEL_K_STRING)
+            k = 0;
+    if (!k || conv < 0)
+        return (uint8_t)k;
+    if (only_overload(c, conv, "string_lower_ascii"))
+        return (uint8_t)(k | CEL_DSK_LOWER);
+    if (only_overload(c, conv, "string_upper_ascii"))
+        return (uint8_t)(k | CEL_DSK_UPPER);
+    return 0;
+}
+
+/* The string kernel |*kern| over the constants |l| (all: 1 for all, 0
+ * for exists) in the program: its index (EXT.y); *kern cleared when
+ * there is no room. */
+static uint16_t dsk_add(compiler *c, const cel_list *l, uint8_t *kern, int all)
+{
+    cel_dsk *k;
+    if (c->ndsk > UINT16_MAX) {
+        *kern = 0;
+        return 0;
+    }
+    if (dra_grow(c->p->mem, (void **)&c->dsk, &c->capdsk, c->ndsk + 1, sizeof *c->dsk) ||
+        !(k = cel_dsk_new(&c->p->arena, l, *kern, all))) {
+        c->rc = DRA_ENOMEM;
+        *kern = 0;
+        return 0;
+    }
+    c->dsk[c->ndsk] = k;
+    return (uint16_t)c->ndsk++;
+}
+
 /* The device-value loop: a constant range, and the predicate INV.f(x)
  * with INV a device attribute or capacity, or one argument-less method
  * of it (productName.lowerAscii()). ANY_DEV runs the whole loop in C
  * (see dev_loop in vm.c) and falls back to the generic loop emitted
  * after it when the device value is missing. Returns its position. */
-static int comp_dev_loop(compiler *c, const cel_ast *e)
+static int comp_dev_loop(compiler *c, const cel_ast *e, int shape)
 {
     const cel_ast *pred = e->step->args[1], *inv, *conv = NULL, *dom;
     cel_value id;
@@ -640,6 +692,10 @@ static int comp_dev_loop(compiler *c, const cel_ast *e)
     if (at >= 0 && ext >= 0) {
         c->code[at].c = konst(c, e->range->cval);
         c->code[ext].c = field;
+        c->code[ext].x = dev_str_kernel(c, c->code[ext].a, c->code[ext].b,
+                                        e->range->cval.u.list);
+        if (c->code[ext].x)
+            c->code[ext].y = dsk_add(c, e->range->cval.u.list, &c->code[ext].x, shape == 2);
     }
     return at;
 }
@@ -653,7 +709,7 @@ static void comp_any_all(compiler *c, const cel_ast *e, int shape)
 {
     int init, next, reset, first, loop, step, dev;
     const cel_ast *pred;
-    dev = comp_dev_loop(c, e);
+    dev = comp_dev_loop(c, e, shape);
     comp(c, e->range);
     init = emit(c, CEL_OP_ITER_INIT, e->iter_slot, 0, -1);
     comp(c, e->accu_init);
@@ -982,6 +1038,7 @@ static int fold_node(compiler *c, cel_ast *e)
         tmp.consts = sub.consts;
         tmp.nconsts = sub.nconsts;
         tmp.calls = sub.calls;
+        tmp.dsk = sub.dsk;
         tmp.ncalls = sub.ncalls;
         tmp.max_stack = sub.maxsp + 4;
         tmp.hashes = dra_arena_array(&tmp.arena, sub.nconsts ? sub.nconsts : 1, sizeof *tmp.hashes);
@@ -1005,6 +1062,7 @@ static int fold_node(compiler *c, cel_ast *e)
     dra_free(c->p->mem, sub.code);
     dra_free(c->p->mem, sub.consts);
     dra_free(c->p->mem, sub.calls);
+    dra_free(c->p->mem, sub.dsk);
     dra_arena_fini(&tmp.arena);
     return status;
 }
@@ -1170,7 +1228,8 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
         p->consts = dra_arena_array(&p->arena, c.nconsts ? c.nconsts : 1, sizeof *p->consts);
         p->hashes = dra_arena_array(&p->arena, c.nconsts ? c.nconsts : 1, sizeof *p->hashes);
         p->calls = dra_arena_array(&p->arena, c.ncalls ? c.ncalls : 1, sizeof *p->calls);
-        if (!p->code || !p->consts || !p->hashes || !p->calls) {
+        p->dsk = dra_arena_array(&p->arena, c.ndsk ? c.ndsk : 1, sizeof *p->dsk);
+        if (!p->code || !p->consts || !p->hashes || !p->calls || !p->dsk) {
             c.rc = DRA_ENOMEM;
         } else {
             memcpy(p->code, c.code, c.ncode * sizeof *p->code);
@@ -1178,6 +1237,9 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
                 memcpy(p->consts, c.consts, c.nconsts * sizeof *p->consts);
             if (c.ncalls)
                 memcpy(p->calls, c.calls, c.ncalls * sizeof *p->calls);
+            if (c.ndsk)
+                memcpy(p->dsk, c.dsk, c.ndsk * sizeof *p->dsk);
+            p->ndsk = c.ndsk;
             for (size_t i = 0; i < c.nconsts; i++)
                 p->hashes[i] = cel_value_hash(c.consts[i]);
             p->ncode = c.ncode;
@@ -1195,5 +1257,6 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
     dra_free(p->mem, c.code);
     dra_free(p->mem, c.consts);
     dra_free(p->mem, c.calls);
+    dra_free(p->mem, c.dsk);
     return c.rc;
 }

@@ -273,7 +273,19 @@ static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm
             return DRA_OK;
         }
         rc = vm->c.oom == 1 ? DRA_ENOMEM : DRA_OK;
-    } else if (!p->dev_loop_only || !cel_vm_dev_loop(&vm->c, p, &dev->var, &r, &rc)) {
+    } else if (p->dev_loop_only) {
+        /* The string kernel inline; the full path on anything unusual. */
+        uint64_t cost = 0;
+        int b;
+        if (cel_dev_kernel(p, dev->fields, &cost, &b) > 0 &&
+            cost + CEL_COST_LOCAL <= p->cost_limit) {
+            vm->c.last_cost = cost + CEL_COST_LOCAL;
+            *result = b;
+            return DRA_OK;
+        }
+        if (!cel_vm_dev_loop(&vm->c, p, &dev->var, &r, &rc))
+            r = cel_vm_run(&vm->c, p, &dev->var, &rc);
+    } else {
         r = cel_vm_run(&vm->c, p, &dev->var, &rc);
     }
     if (r.kind == CEL_K_BOOL && !rc) {

@@ -193,6 +193,20 @@ static uint64_t case_bits(uint64_t x, unsigned lo, unsigned hi)
     return (ge & ~gt & ~x & high) >> 2;
 }
 
+void cel_ascii_case_copy(const char *s, size_t n, char *o, int upper)
+{
+    unsigned lo = upper ? 'a' : 'A', hi = upper ? 'z' : 'Z';
+    size_t i = 0;
+    uint64_t w;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        w ^= case_bits(w, lo, hi);
+        memcpy(o + i, &w, 8);
+    }
+    for (; i < n; i++)
+        o[i] = (char)((unsigned char)s[i] >= lo && (unsigned char)s[i] <= hi ? s[i] ^ 32 : s[i]);
+}
+
 /* Converts the ASCII letters of |s| to one case. A string with nothing to
  * convert is returned as is (borrowed: it outlives the result), so the
  * common already-lower-case selector input costs a scan and no copy.
@@ -218,16 +232,9 @@ static cel_value ascii_case(cel_ctx *ctx, cel_value s, int upper)
     o = cel_alloc(ctx, (size_t)n + 1);
     if (!o)
         return nomem();
-    memcpy(o, s.u.s, n);
+    memcpy(o, s.u.s, i);
+    cel_ascii_case_copy(s.u.s + i, n - i, o + i, upper);
     o[n] = '\0';
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, o + i, 8);
-        w ^= case_bits(w, lo, hi);
-        memcpy(o + i, &w, 8);
-    }
-    for (; i < n; i++)
-        if ((unsigned char)o[i] >= lo && (unsigned char)o[i] <= hi)
-            o[i] = (char)(o[i] ^ 32);
     cel_value r = cel_str(o, s.n);
     r.flags = (uint8_t)(s.flags & CEL_VF_CPLEN);
     r.pad = s.pad;

@@ -77,4 +77,12 @@ typedef enum cel_op {
     CEL_OP__COUNT
 } cel_op;
 
+/* Each instruction's base cost by name, for code outside the VM that
+ * charges as an instruction would (CEL_COST_ANY_CALL). */
+enum {
+#define CEL_X_COST(name, cost) CEL_COST_##name = cost,
+    CEL_OPCODES(CEL_X_COST)
+#undef CEL_X_COST
+};
+
 #endif

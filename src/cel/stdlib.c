@@ -36,7 +36,7 @@ static cel_value f_size(cel_ctx *c, const cel_value *a, size_t n)
 /* Selector strings are short: candidate positions (bytes equal to the
  * needle's first) found eight at a time, each checked by an inline
  * compare, beat a library call. */
-static int has_sub(const char *s, size_t n, const char *t, size_t m)
+int cel_has_sub(const char *s, size_t n, const char *t, size_t m)
 {
     size_t i = 0;
     if (m == 0)
@@ -72,7 +72,7 @@ static cel_value f_contains(cel_ctx *c, const cel_value *a, size_t n)
 {
     (void)c;
     (void)n;
-    return cel_bool(has_sub(a[0].u.s, a[0].n, a[1].u.s, a[1].n));
+    return cel_bool(cel_has_sub(a[0].u.s, a[0].n, a[1].u.s, a[1].n));
 }
 
 static uint64_t c_contains(const cel_value *a, size_t n, cel_value r)

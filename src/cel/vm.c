@@ -1009,6 +1009,13 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
     if (!v)
         return 0;
     inv = *v;
+    if (ext->x && inv.kind == CEL_K_STRING) {
+        int b, done = cel_dev_str_loop(p->dsk[ext->y], inv, limit, &c->cost, &b);
+        if (done > 0)
+            *accu_out = cel_bool(b);
+        if (done)
+            return done;
+    }
     for (size_t i = 0; i < l->n && any_goes_on(accu, all, &cost); i++) {
         cel_value r, args[2];
         if (i == 0) {
@@ -1061,25 +1068,12 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
     return 1;
 }
 
-int cel_vm_dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *out,
-                    dra_err *rc)
+/* cel_vm_dev_loop's result from dev_loop's |done| (not 0), the
+ * accumulator and the cost so far, with the result's LOCAL and RET. */
+static int dev_loop_result(cel_ctx *c, const dra_cel_program *p, int done, cel_value accu,
+                           uint64_t cost, cel_value *out, dra_err *rc)
 {
-    cel_value accu;
-    uint64_t cost;
-    int done;
-    if (c->scratch.used)
-        dra_arena_reset(&c->scratch);
-    c->small_used = 0;
-    c->prog = p;
-    c->vars = vars;
-    c->oom = 0;
-    c->limit = p->cost_limit;
-    c->cost = 0;
-    done = dev_loop(c, p, p->code, vars, &accu);
-    if (done == 0)
-        return 0;
-    /* then the result's LOCAL and RET, as cel_vm_run would */
-    cost = c->cost + (done > 0 ? op_cost[CEL_OP_LOCAL] : 0);
+    cost += done > 0 ? op_cost[CEL_OP_LOCAL] : 0;
     c->last_cost = cost;
     if (done < 0 || cost > p->cost_limit) {
         *rc = DRA_ECOST;
@@ -1089,6 +1083,31 @@ int cel_vm_dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
     *rc = c->oom == 1 ? DRA_ENOMEM : DRA_OK;
     *out = accu;
     return 1;
+}
+
+int cel_vm_dev_loop(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *out,
+                    dra_err *rc)
+{
+    cel_value accu;
+    int done;
+    uint64_t cost = 0;
+    int b;
+    /* The string kernel needs no context: nothing to reset. */
+    done = cel_dev_kernel(p, vars[0].u.obj->fields, &cost, &b);
+    if (done) {
+        c->oom = 0;
+        return dev_loop_result(c, p, done, cel_bool(b), cost, out, rc);
+    }
+    if (c->scratch.used)
+        dra_arena_reset(&c->scratch);
+    c->small_used = 0;
+    c->prog = p;
+    c->vars = vars;
+    c->oom = 0;
+    c->limit = p->cost_limit;
+    c->cost = 0;
+    done = dev_loop(c, p, p->code, vars, &accu);
+    return done ? dev_loop_result(c, p, done, accu, c->cost, out, rc) : 0;
 }
 
 cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, dra_err *rc)

@@ -110,6 +110,39 @@ static inline cel_value cel_with_cplen(cel_value v)
     return v;
 }
 
+/* ANY_DEV's string kernel (its EXT's x): the predicate is contains /
+ * startsWith / endsWith on strings, after lowerAscii / upperAscii of the
+ * device string or nothing, so the loop runs it without calls. */
+enum {
+    CEL_DSK_CONTAINS = 1,
+    CEL_DSK_STARTS = 2,
+    CEL_DSK_ENDS = 3,
+    CEL_DSK_TEST = 3, /* mask of the three above */
+    CEL_DSK_LOWER = 4,
+    CEL_DSK_UPPER = 8
+};
+
+/* A constant of ANY_DEV's string kernel, prepared for the search: its
+ * first and last bytes repeated (one 16-byte compare tests sixteen
+ * positions) and the cost factor the overloads charge for it. */
+typedef struct cel_dsk_needle {
+    _Alignas(16) unsigned char first[16];
+    unsigned char last[16];
+    unsigned char head[16]; /* its first 16 bytes, zeros after */
+    uint32_t hmask;         /* one bit per byte of head that is the needle's */
+    const char *s;
+    size_t n;
+    uint64_t t10; /* its size (code points) / 10, rounded up */
+} cel_dsk_needle;
+
+/* ANY_DEV's string kernel: the loop over the constants |t| with the
+ * test and conversion |kern| (CEL_DSK_*), exists (all 0) or all (1). */
+typedef struct cel_dsk {
+    const cel_dsk_needle *t;
+    size_t nt;
+    uint8_t kern, all;
+} cel_dsk;
+
 struct dra_cel_program {
     int refs;
     const dra_mem *mem;
@@ -136,6 +169,9 @@ struct dra_cel_program {
      * AND)* RET, every term DEV_FIELD_EQ or DEV_ATTR_EQ); cel_vm_run
      * evaluates these without the dispatch loop. 0 when another shape. */
     int conj_terms;
+    /* ANY_DEV string kernels, EXT.y their index. */
+    cel_dsk **dsk;
+    size_t ndsk;
     /* Shape: ANY_DEV at 0 whose loop ends in LOCAL accumulator, RET
      * (`[...].exists(p, device...f(p))` alone): cel_vm_dev_loop. */
     int dev_loop_only;
@@ -266,6 +302,20 @@ CEL_FUNC cel_regex *cel_regex_compile(const dra_mem *mem, const char *pat, size_
                                       dra_buf *why, dra_err *rc);
 /* Runs the call site |cs| on |args| (runtime overload selection). */
 CEL_FUNC cel_value cel_vm_dispatch(cel_ctx *c, const cel_callsite *cs, cel_value *args);
+/* 1 when |t| (m bytes) occurs in |s| (n bytes): contains on strings. */
+CEL_FUNC int cel_has_sub(const char *s, size_t n, const char *t, size_t m);
+/* |s| with its ASCII letters converted to lower (upper 0) or upper case
+ * into |o| (n bytes, not terminated): lowerAscii / upperAscii. */
+CEL_FUNC void cel_ascii_case_copy(const char *s, size_t n, char *o, int upper);
+/* ANY_DEV's loop with its string kernel |k| on the device string |inv|,
+ * charging from *cost on as the generic loop charges. 1: done, *result
+ * set; -1: over |limit|; 0: the string is too long for the kernel (run
+ * the generic loop). *cost is updated. */
+CEL_FUNC int cel_dev_str_loop(const cel_dsk *k, cel_value inv, uint64_t limit, uint64_t *cost,
+                              int *result);
+/* The kernel of |kern| over the constant strings |l| (exists: all 0;
+ * all: 1) in |ar|; NULL on ENOMEM. */
+CEL_FUNC cel_dsk *cel_dsk_new(dra_arena *ar, const cel_list *l, unsigned kern, int all);
 CEL_FUNC void cel_format_double(double d, char *out, size_t size);
 CEL_FUNC void cel_format_duration(int64_t ns, char *out, size_t size);
 CEL_FUNC void cel_format_timestamp(int64_t sec, uint32_t nanos, char *out, size_t size);
@@ -279,6 +329,23 @@ static inline uint64_t cel_value_size(cel_value v)
     if (v.kind == CEL_K_STRING && (v.flags & CEL_VF_CPLEN))
         return v.pad;
     return cel_value_size_slow(v);
+}
+
+/* A program of the dev_loop_only shape whose loop has a string kernel,
+ * on the device |fields|: as cel_dev_str_loop (0 also when the device
+ * value is missing or not a string: run the full path), without the
+ * result's LOCAL. */
+static inline int cel_dev_kernel(const dra_cel_program *p, const cel_value *fields,
+                                 uint64_t *cost, int *result)
+{
+    const cel_insn *in = p->code, *ext = in + 1;
+    const cel_value *v;
+    if (!ext->x)
+        return 0;
+    v = cel_dev_entry(p, fields, ext->c, in->a, in->b);
+    if (!v || v->kind != CEL_K_STRING)
+        return 0;
+    return cel_dev_str_loop(p->dsk[ext->y], *v, p->cost_limit, cost, result);
 }
 
 #endif
