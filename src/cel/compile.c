@@ -265,8 +265,10 @@ static int capacity_compare(compiler *c, const cel_ast *e, const cel_ast **dom, 
  * < <= > >= == !=, k an int constant), `cap.isGreaterThan(q)` and
  * `cap.isLessThan(q)` become one DEV_QCMP. compareTo answers -1, 0 or 1,
  * so the whole comparison is a truth table over those three (x, bit
- * sign+1). y: what the call and the int comparison charge on success
- * (the lookup's 4 is the opcode's base cost), as the unfused code does. */
+ * sign+1), with bit 3 set for == and != (which the unfused code charges
+ * even when the capacity is an error). y: what the call and the int
+ * comparison charge on success (the lookup's 4 is the opcode's base
+ * cost), as the unfused code does. */
 static int comp_capacity_compare(compiler *c, const cel_ast *e)
 {
     static const char *const rel[] = {"_<_", "_<=_", "_>_", "_>=_", "_==_", "_!=_"};
@@ -300,7 +302,7 @@ static int comp_capacity_compare(compiler *c, const cel_ast *e)
     at = emit(c, CEL_OP_DEV_QCMP, konst(c, dom->cval), konst(c, id), 1);
     if (at >= 0) {
         c->code[at].c = konst(c, q->cval);
-        c->code[at].x = (uint8_t)table;
+        c->code[at].x = (uint8_t)(table | (op >= 4 ? CEL_QCMP_EQ_ON_ERROR : 0));
         c->code[at].y = (uint16_t)extra;
     }
     return 1;
@@ -1202,6 +1204,38 @@ static int conj_shape(const cel_insn *code, size_t n)
     return i == n - 1 && code[i].op == CEL_OP_RET ? terms : 0;
 }
 
+/* p->cterms for the conjunction program |p| (p->conj_terms set); left
+ * NULL when a term is not for the inline path. 0 or DRA_ENOMEM. */
+static dra_err decode_terms(dra_cel_program *p)
+{
+    cel_cterm *t = dra_arena_array(&p->arena, (size_t)p->conj_terms, sizeof *t);
+    if (!t)
+        return DRA_ENOMEM;
+    for (int i = 0; i < p->conj_terms; i++) {
+        const cel_insn *in = &p->code[i ? 3 * i - 1 : 0];
+        const cel_value *k = &p->consts[in->c];
+        t[i].op = in->op;
+        t[i].x = in->x;
+        t[i].k = k;
+        if (in->op != CEL_OP_DEV_QCMP && (k->kind != CEL_K_STRING || !(k->flags & CEL_VF_CPLEN)))
+            return DRA_OK;
+        if (in->op == CEL_OP_DEV_FIELD_EQ) {
+            t[i].field = (uint8_t)in->a;
+            continue;
+        }
+        t[i].field = in->op == CEL_OP_DEV_QCMP ? 2 : (uint8_t)in->y;
+        t[i].qcost = in->op == CEL_OP_DEV_QCMP ? in->y : 0;
+        t[i].dom = p->consts[in->a].u.s;
+        t[i].dlen = p->consts[in->a].n;
+        t[i].dhash = p->hashes[in->a];
+        t[i].id = p->consts[in->b].u.s;
+        t[i].ilen = p->consts[in->b].n;
+        t[i].ihash = p->hashes[in->b];
+    }
+    p->cterms = t;
+    return DRA_OK;
+}
+
 dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int nlocals,
                         dra_diag *d, const char *src, size_t len)
 {
@@ -1252,6 +1286,8 @@ dra_err cel_compile_ast(dra_cel_env *env, dra_cel_program *p, cel_ast *root, int
             p->ncalls = c.ncalls;
             p->nlocals = c.nlocals;
             p->max_stack = c.maxsp + 4;
+            if (p->conj_terms)
+                c.rc = decode_terms(p);
         }
     }
     dra_free(p->mem, c.code);

@@ -253,15 +253,16 @@ static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm
     cel_value r;
     if (p->conj_terms) {
         /* Device comparisons only: inline, the full path on anything
-         * unusual (see cel_term_fast). */
-        const cel_insn *in = p->code;
+         * unusual (see cel_cterm_fast). */
+        const cel_cterm *t = p->cterms;
         uint64_t cost = 0;
-        int b = 1;
-        if (p->conj_terms == 1) /* the loop below costs (c) ~10% */
-            b = cel_term_fast(p, in, dev->fields, &cost);
-        else
-            for (int i = 0; i < p->conj_terms && b > 0; i++, in += i == 1 ? 2 : 3)
-                b = cel_term_fast(p, in, dev->fields, &cost);
+        int b = -1;
+        if (t) {
+            const cel_cterm *end = t + p->conj_terms;
+            do
+                b = cel_cterm_fast(t, dev->fields, &cost);
+            while (b > 0 && ++t < end);
+        }
         if (b >= 0) {
             vm->c.last_cost = cost;
             *result = b;

@@ -909,11 +909,13 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
              * generic instructions do (compareTo is not). */
             if (in->op == CEL_OP_DEV_ATTR_EQ)
                 *cost += cmp_cost(*err, k[in->c]);
+            else if (in->op == CEL_OP_DEV_QCMP)
+                *cost += (in->x & CEL_QCMP_EQ_ON_ERROR) != 0;
             return -1;
         }
         if (in->op == CEL_OP_DEV_QCMP) {
             if (v->kind != CEL_K_QUANTITY) {
-                *cost += 1;
+                *cost += 1 + ((in->x & CEL_QCMP_EQ_ON_ERROR) != 0);
                 *err = cel_error_value(&cel_e_no_overload);
                 return -1;
             }
@@ -1178,6 +1180,8 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                 goto over;
             if (ok)
                 cost += in->y - 1u; /* compareTo's int comparison */
+            else if (in->x & CEL_QCMP_EQ_ON_ERROR)
+                cost += 1; /* == / != charge for an error too */
             *++sp = r;
             break;
         }

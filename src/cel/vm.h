@@ -143,6 +143,20 @@ typedef struct cel_dsk {
     uint8_t kern, all;
 } cel_dsk;
 
+/* A term of a conjunction program (conj_terms), decoded once for the
+ * inline path (cel_cterm_fast): the device value, device.<field> or
+ * device.<field>['<dom>'].<id>, and the constant it is compared with. */
+typedef struct cel_cterm {
+    uint8_t op;         /* CEL_OP_DEV_FIELD_EQ, _ATTR_EQ (string k) or _QCMP */
+    uint8_t x;          /* _EQ: 1 for !=; _QCMP: the truth table */
+    uint8_t field;
+    uint32_t qcost;     /* _QCMP: what compareTo charges */
+    const cel_value *k; /* the constant */
+    const char *dom, *id;
+    size_t dlen, ilen;
+    uint64_t dhash, ihash;
+} cel_cterm;
+
 struct dra_cel_program {
     int refs;
     const dra_mem *mem;
@@ -169,6 +183,9 @@ struct dra_cel_program {
      * AND)* RET, every term DEV_FIELD_EQ or DEV_ATTR_EQ); cel_vm_run
      * evaluates these without the dispatch loop. 0 when another shape. */
     int conj_terms;
+    cel_cterm *cterms;         /* the conj_terms terms decoded, or NULL when
+                                * one compares with a constant that is not a
+                                * string (the full path decides those) */
     /* ANY_DEV string kernels, EXT.y their index. */
     cel_dsk **dsk;
     size_t ndsk;
@@ -176,6 +193,10 @@ struct dra_cel_program {
      * (`[...].exists(p, device...f(p))` alone): cel_vm_dev_loop. */
     int dev_loop_only;
 };
+
+/* DEV_QCMP's x: bits 0-2 the truth table; this bit when the fused
+ * comparison is == or !=, charged (1) when the capacity is an error. */
+#define CEL_QCMP_EQ_ON_ERROR 8u
 
 /* DEV_QCMP on the capacity |v|: the truth table's bit for the sign of
  * v.compareTo(constant c). */
@@ -212,28 +233,48 @@ static inline const cel_value *cel_dev_entry(const dra_cel_program *p, const cel
     return m ? cel_map_get_str(m->u.map, k[id].u.s, k[id].n, p->hashes[id]) : NULL;
 }
 
+/* The entry |key| of a prepared device's map (string keys only), or
+ * NULL: cel_map_get_str without the key-kind test. */
+static inline const cel_value *cel_dev_map_get(const cel_map *m, const char *key, size_t len,
+                                               uint64_t hash)
+{
+    const cel_map_entry *e, *end;
+    if (m->index)
+        return cel_map_get_str(m, key, len, hash);
+    for (e = m->e, end = e + m->n; e < end; e++)
+        if (e->hash == hash && e->k.n == len && cel_bytes_eq(e->k.u.s, key, len))
+            return &e->v;
+    return NULL;
+}
+
 /* The common term: a device string equal to a string constant, or a
  * capacity against a quantity; 1 or 0, or -1 when the full path must
  * decide (missing key, other kinds). */
-static inline int cel_term_fast(const dra_cel_program *p, const cel_insn *in,
-                                const cel_value *fields, uint64_t *cost)
+static inline int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, uint64_t *cost)
 {
-    const cel_value *v;
-    if (in->op == CEL_OP_DEV_FIELD_EQ) {
-        *cost += 2;
-        return cel_str_term(p, in, &fields[in->a], cost);
-    }
-    v = cel_dev_entry(p, fields, in->op == CEL_OP_DEV_QCMP ? 2 : in->y, in->a, in->b);
-    if (!v)
-        return -1;
-    *cost += 4;
-    if (in->op == CEL_OP_DEV_QCMP) {
-        if (v->kind != CEL_K_QUANTITY)
+    const cel_value *v = &fields[t->field];
+    uint64_t x, y;
+    if (t->op != CEL_OP_DEV_FIELD_EQ) {
+        v = cel_dev_map_get(v->u.map, t->dom, t->dlen, t->dhash);
+        if (!v || !(v = cel_dev_map_get(v->u.map, t->id, t->ilen, t->ihash)))
             return -1;
-        *cost += in->y;
-        return cel_qcmp_bit(p, in, v);
+        *cost += 2; /* DEV_ATTR / DEV_QCMP cost 4 */
+        if (t->op == CEL_OP_DEV_QCMP) {
+            int s;
+            if (v->kind != CEL_K_QUANTITY)
+                return -1;
+            *cost += 2 + t->qcost;
+            s = dra_quantity_cmp(v->u.q, t->k->u.q);
+            return (t->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
+        }
     }
-    return cel_str_term(p, in, v, cost);
+    *cost += 2;
+    if (v->kind != CEL_K_STRING || !(v->flags & CEL_VF_CPLEN))
+        return -1;
+    x = v->pad;
+    y = t->k->pad;
+    *cost += ((x < y ? x : y) + 9) / 10; /* cel-go: ceil(0.1 * min size) */
+    return (v->n == t->k->n && cel_bytes_eq(v->u.s, t->k->u.s, v->n)) ^ t->x;
 }
 
 typedef struct cel_regex_cache_entry {
@@ -282,7 +323,7 @@ CEL_FUNC cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_va
                               dra_err *rc);
 /* Runs a program of the conj_terms shape with every rule (errors, other
  * kinds, false winning over an earlier error): 1 true, 0 false, -1 error
- * (*err set). The common case is cel_term_fast's, inline in the caller.
+ * (*err set). The common case is cel_cterm_fast's, inline in the caller.
  * conj_terms is set only where the worst-case cost is within the limit,
  * so no limit is checked. */
 CEL_FUNC int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,

@@ -22,6 +22,7 @@
 
 #include "dra/base.h"
 #include "dra/cel.h"
+#include "dra/codec.h"
 
 typedef struct rng {
     uint64_t s;
@@ -183,10 +184,113 @@ static void test_string_kernel_matches_plain(void **state)
     assert_int_equal(bad, 0);
 }
 
+/* A conjunction of device comparisons (the decoded-term path) on a
+ * generated device: drivers, attribute values of every kind, missing
+ * domains and names, capacities. Returns 1 when fast and plain differ. */
+static int check_conj(rng *r, uint64_t limit, dra_cel_vm *vm)
+{
+    static const char *const drivers[] = {"gpu.nvidia.com", "gpu.example.com", "", "gpu.nvidia.co"};
+    static const char *const doms[] = {"gpu.nvidia.com", "example.com", "missing.io"};
+    static const char *const ids[] = {"type", "s", "idx", "flag", "missing"};
+    static const char *const consts[] = {"'gpu'", "'mig'", "''", "'GPU'", "3", "true",
+                                         "'\\u00e9t\\u00e9'", "'gpu.nvidia.com'"};
+    static const char *const svals[] = {"gpu", "mig", "", "GPU", "\xc3\xa9t\xc3\xa9",
+                                        "gpu.nvidia.com"};
+    static const char *const qcmp[] = {".compareTo(quantity('40Gi')) > 0",
+                                       ".compareTo(quantity('80Gi')) == 0",
+                                       ".compareTo(quantity('1')) <= -1",
+                                       ".isGreaterThan(quantity('100Mi'))",
+                                       ".isLessThan(quantity('2k'))"};
+    static const char *const caps[] = {"40Gi", "80Gi", "1", "500m", "85899345920"};
+    char expr[2048], names[8][40];
+    dra_cel_attr attrs[8];
+    dra_cel_capacity cap;
+    size_t o = 0, na = 0;
+    unsigned nterms = 1 + next(r, 4);
+    dra_cel_device dev = {.driver = drivers[next(r, 4)], .attrs = attrs};
+    dra_cel_prepared *pd = NULL;
+    dra_cel_options fo = {.cost_limit = limit}, po = {.cost_limit = limit, .plain_code = 1};
+    dra_cel_env *fast = NULL, *plain = NULL;
+    outcome a, b;
+    int differ;
+
+    for (unsigned i = 0; i < 5; i++) {
+        unsigned kind = next(r, 5), dom = next(r, 3);
+        if (kind == 4)
+            continue; /* absent */
+        if (dom == 0 && next(r, 2)) /* the driver's own domain, unqualified */
+            snprintf(names[na], sizeof names[na], "%s", ids[i]);
+        else
+            snprintf(names[na], sizeof names[na], "%s/%s", doms[dom], ids[i]);
+        attrs[na].name = names[na];
+        attrs[na].kind = kind == 0 || kind == 3 ? DRA_CEL_ATTR_STRING
+                         : kind == 1            ? DRA_CEL_ATTR_INT
+                                                : DRA_CEL_ATTR_BOOL;
+        attrs[na].s = svals[next(r, 6)];
+        attrs[na].i = (int64_t)next(r, 5);
+        attrs[na].b = (int)next(r, 2);
+        na++;
+    }
+    dev.nattrs = na;
+    if (next(r, 4)) {
+        cap.name = next(r, 4) ? "gpu.nvidia.com/memory" : "gpu.nvidia.com/other";
+        const char *q = caps[next(r, 5)];
+        assert_int_equal(dra_quantity_parse(q, strlen(q), &cap.value), DRA_OK);
+        dev.caps = &cap;
+        dev.ncaps = 1;
+    }
+    for (unsigned i = 0; i < nterms; i++) {
+        unsigned kind = next(r, 3);
+        o += (size_t)snprintf(expr + o, sizeof expr - o, "%s", i ? " && " : "");
+        if (kind == 0)
+            o += (size_t)snprintf(expr + o, sizeof expr - o, "device.driver %s '%s'",
+                                  next(r, 3) ? "==" : "!=", drivers[next(r, 4)]);
+        else if (kind == 1)
+            o += (size_t)snprintf(expr + o, sizeof expr - o,
+                                  "device.attributes['%s'].%s %s %s", doms[next(r, 3)],
+                                  ids[next(r, 5)], next(r, 3) ? "==" : "!=", consts[next(r, 8)]);
+        else
+            o += (size_t)snprintf(expr + o, sizeof expr - o,
+                                  "device.capacity['gpu.nvidia.com'].memory%s", qcmp[next(r, 5)]);
+    }
+
+    assert_int_equal(dra_cel_device_prepare(NULL, &dev, &pd), DRA_OK);
+    assert_int_equal(dra_cel_env_new_dra(NULL, &fo, &fast), DRA_OK);
+    assert_int_equal(dra_cel_env_new_dra(NULL, &po, &plain), DRA_OK);
+    eval(fast, vm, pd, expr, &a);
+    eval(plain, vm, pd, expr, &b);
+    differ = a.rc != b.rc || a.result != b.result || a.cost != b.cost || strcmp(a.msg, b.msg);
+    if (differ)
+        print_error("limit %llu, driver '%s': %s\n  fast  %s %d cost %llu '%s'\n"
+                    "  plain %s %d cost %llu '%s'\n",
+                    (unsigned long long)limit, dev.driver, expr, dra_errname(a.rc), a.result,
+                    (unsigned long long)a.cost, a.msg, dra_errname(b.rc), b.result,
+                    (unsigned long long)b.cost, b.msg);
+    dra_cel_env_free(fast);
+    dra_cel_env_free(plain);
+    dra_cel_prepared_free(pd);
+    return differ;
+}
+
+static void test_conjunction_matches_plain(void **state)
+{
+    static const uint64_t limits[] = {0, 0, 0, 2, 5, 8, 11};
+    dra_cel_vm *vm = NULL;
+    rng r = {7};
+    int bad = 0;
+    (void)state;
+    assert_int_equal(dra_cel_vm_new(NULL, &vm), DRA_OK);
+    for (int i = 0; i < 6000 && bad < 10; i++)
+        bad += check_conj(&r, limits[next(&r, sizeof limits / sizeof limits[0])], vm);
+    dra_cel_vm_free(vm);
+    assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_string_kernel_matches_plain),
+        cmocka_unit_test(test_conjunction_matches_plain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
