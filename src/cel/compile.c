@@ -1204,6 +1204,14 @@ static int conj_shape(const cel_insn *code, size_t n)
     return i == n - 1 && code[i].op == CEL_OP_RET ? terms : 0;
 }
 
+static void ckey_init(cel_ckey *k, const cel_value *v, uint64_t hash)
+{
+    k->s = v->u.s;
+    k->n = v->n;
+    k->hash = hash;
+    cel_ckey_words(v->u.s, v->n, &k->w0, &k->w1);
+}
+
 /* p->cterms for the conjunction program |p| (p->conj_terms set); left
  * NULL when a term is not for the inline path. 0 or DRA_ENOMEM. */
 static dra_err decode_terms(dra_cel_program *p)
@@ -1216,21 +1224,23 @@ static dra_err decode_terms(dra_cel_program *p)
         const cel_value *k = &p->consts[in->c];
         t[i].op = in->op;
         t[i].x = in->x;
-        t[i].k = k;
-        if (in->op != CEL_OP_DEV_QCMP && (k->kind != CEL_K_STRING || !(k->flags & CEL_VF_CPLEN)))
+        if (in->op == CEL_OP_DEV_QCMP) {
+            t[i].q = k->u.q;
+        } else if (k->kind == CEL_K_STRING && (k->flags & CEL_VF_CPLEN)) {
+            ckey_init(&t[i].k, k, 0);
+            t[i].kcp = k->pad;
+            t[i].kcost = (k->pad + 9u) / 10u;
+        } else {
             return DRA_OK;
+        }
         if (in->op == CEL_OP_DEV_FIELD_EQ) {
             t[i].field = (uint8_t)in->a;
             continue;
         }
         t[i].field = in->op == CEL_OP_DEV_QCMP ? 2 : (uint8_t)in->y;
         t[i].qcost = in->op == CEL_OP_DEV_QCMP ? in->y : 0;
-        t[i].dom = p->consts[in->a].u.s;
-        t[i].dlen = p->consts[in->a].n;
-        t[i].dhash = p->hashes[in->a];
-        t[i].id = p->consts[in->b].u.s;
-        t[i].ilen = p->consts[in->b].n;
-        t[i].ihash = p->hashes[in->b];
+        ckey_init(&t[i].dom, &p->consts[in->a], p->hashes[in->a]);
+        ckey_init(&t[i].id, &p->consts[in->b], p->hashes[in->b]);
     }
     p->cterms = t;
     return DRA_OK;

@@ -143,18 +143,65 @@ typedef struct cel_dsk {
     uint8_t kern, all;
 } cel_dsk;
 
+/* A constant string prepared for equality with strings of its length:
+ * the words cel_ckey_eq loads from the other string, loaded from it once
+ * (up to 16 bytes; longer: its bytes compared). */
+typedef struct cel_ckey {
+    uint64_t w0, w1;
+    const char *s;
+    size_t n;
+    uint64_t hash; /* as a map key: cel_value_hash */
+} cel_ckey;
+
+/* The words of |s| (n bytes) that cel_ckey_eq compares. */
+static inline void cel_ckey_words(const char *s, size_t n, uint64_t *w0, uint64_t *w1)
+{
+    uint32_t a4, b4;
+    uint16_t a2, b2;
+    *w0 = *w1 = 0;
+    if (n >= 8) {
+        if (n <= 16) {
+            memcpy(w0, s, 8);
+            memcpy(w1, s + n - 8, 8);
+        }
+    } else if (n >= 4) {
+        memcpy(&a4, s, 4);
+        memcpy(&b4, s + n - 4, 4);
+        *w0 = a4;
+        *w1 = b4;
+    } else if (n >= 2) {
+        memcpy(&a2, s, 2);
+        memcpy(&b2, s + n - 2, 2);
+        *w0 = a2;
+        *w1 = b2;
+    } else if (n == 1) {
+        *w0 = (unsigned char)s[0];
+    }
+}
+
+/* 1 when |s| (k->n bytes) holds k's bytes. */
+static inline int cel_ckey_eq(const cel_ckey *k, const char *s)
+{
+    uint64_t w0, w1;
+    if (k->n > 16)
+        return cel_bytes_eq(s, k->s, k->n);
+    cel_ckey_words(s, k->n, &w0, &w1);
+    return w0 == k->w0 && w1 == k->w1;
+}
+
 /* A term of a conjunction program (conj_terms), decoded once for the
  * inline path (cel_cterm_fast): the device value, device.<field> or
  * device.<field>['<dom>'].<id>, and the constant it is compared with. */
 typedef struct cel_cterm {
-    uint8_t op;         /* CEL_OP_DEV_FIELD_EQ, _ATTR_EQ (string k) or _QCMP */
-    uint8_t x;          /* _EQ: 1 for !=; _QCMP: the truth table */
+    uint8_t op;     /* CEL_OP_DEV_FIELD_EQ, _ATTR_EQ (string k) or _QCMP */
+    uint8_t x;      /* _EQ: 1 for !=; _QCMP: the truth table */
     uint8_t field;
-    uint32_t qcost;     /* _QCMP: what compareTo charges */
-    const cel_value *k; /* the constant */
-    const char *dom, *id;
-    size_t dlen, ilen;
-    uint64_t dhash, ihash;
+    uint32_t qcost; /* _QCMP: what compareTo charges */
+    uint32_t kcp;   /* string k: its code points, and their tenth rounded up */
+    uint32_t kcost;
+    cel_ckey k;     /* the string constant */
+    const dra_quantity *q; /* _QCMP: the quantity */
+    cel_ckey dom, id;
 } cel_cterm;
 
 struct dra_cel_program {
@@ -233,16 +280,15 @@ static inline const cel_value *cel_dev_entry(const dra_cel_program *p, const cel
     return m ? cel_map_get_str(m->u.map, k[id].u.s, k[id].n, p->hashes[id]) : NULL;
 }
 
-/* The entry |key| of a prepared device's map (string keys only), or
- * NULL: cel_map_get_str without the key-kind test. */
-static inline const cel_value *cel_dev_map_get(const cel_map *m, const char *key, size_t len,
-                                               uint64_t hash)
+/* The entry |k| of a prepared device's map (string keys only), or NULL:
+ * cel_map_get_str without the key-kind test. */
+static inline const cel_value *cel_dev_map_get(const cel_map *m, const cel_ckey *k)
 {
     const cel_map_entry *e, *end;
     if (m->index)
-        return cel_map_get_str(m, key, len, hash);
+        return cel_map_get_str(m, k->s, k->n, k->hash);
     for (e = m->e, end = e + m->n; e < end; e++)
-        if (e->hash == hash && e->k.n == len && cel_bytes_eq(e->k.u.s, key, len))
+        if (e->hash == k->hash && e->k.n == k->n && cel_ckey_eq(k, e->k.u.s))
             return &e->v;
     return NULL;
 }
@@ -253,10 +299,9 @@ static inline const cel_value *cel_dev_map_get(const cel_map *m, const char *key
 static inline int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, uint64_t *cost)
 {
     const cel_value *v = &fields[t->field];
-    uint64_t x, y;
     if (t->op != CEL_OP_DEV_FIELD_EQ) {
-        v = cel_dev_map_get(v->u.map, t->dom, t->dlen, t->dhash);
-        if (!v || !(v = cel_dev_map_get(v->u.map, t->id, t->ilen, t->ihash)))
+        v = cel_dev_map_get(v->u.map, &t->dom);
+        if (!v || !(v = cel_dev_map_get(v->u.map, &t->id)))
             return -1;
         *cost += 2; /* DEV_ATTR / DEV_QCMP cost 4 */
         if (t->op == CEL_OP_DEV_QCMP) {
@@ -264,17 +309,15 @@ static inline int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, ui
             if (v->kind != CEL_K_QUANTITY)
                 return -1;
             *cost += 2 + t->qcost;
-            s = dra_quantity_cmp(v->u.q, t->k->u.q);
+            s = dra_quantity_cmp(v->u.q, t->q);
             return (t->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
         }
     }
-    *cost += 2;
     if (v->kind != CEL_K_STRING || !(v->flags & CEL_VF_CPLEN))
         return -1;
-    x = v->pad;
-    y = t->k->pad;
-    *cost += ((x < y ? x : y) + 9) / 10; /* cel-go: ceil(0.1 * min size) */
-    return (v->n == t->k->n && cel_bytes_eq(v->u.s, t->k->u.s, v->n)) ^ t->x;
+    /* cel-go: ceil(0.1 * min size), the constant's precomputed */
+    *cost += 2 + (v->pad >= t->kcp ? t->kcost : ((uint64_t)v->pad + 9) / 10);
+    return (v->n == t->k.n && cel_ckey_eq(&t->k, v->u.s)) ^ t->x;
 }
 
 typedef struct cel_regex_cache_entry {
