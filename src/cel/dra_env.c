@@ -49,8 +49,7 @@ dra_err dra_cel_env_new_dra(const dra_mem *mem, const dra_cel_options *opts, dra
 /* ---- prepared devices ------------------------------------------------------- */
 
 struct dra_cel_prepared {
-    const dra_mem *mem;
-    dra_arena arena;
+    dra_arena arena; /* owns everything, pd included */
     cel_object obj;
     cel_value fields[4];
     cel_value var;
@@ -133,13 +132,27 @@ static dra_err index_map(dra_arena *ar, cel_map *m)
     return DRA_OK;
 }
 
-/* Builds the two-level map for |n| named values; |get| yields value i. */
-static dra_err build_domains(dra_arena *ar, const char *driver, size_t n,
+/* A zeroed map with room for |n| entries after it, m->e pointing there. */
+static cel_map *map_with_entries(dra_arena *ar, size_t n)
+{
+    cel_map *m;
+    if (n > (SIZE_MAX - sizeof *m) / sizeof(cel_map_entry))
+        return NULL;
+    m = dra_arena_zalloc(ar, sizeof *m + n * sizeof(cel_map_entry));
+    if (m)
+        m->e = (const cel_map_entry *)(m + 1);
+    return m;
+}
+
+/* Builds the two-level map for |n| named values in |ar|; |get| yields
+ * value i. The domains are gathered in |tmp| first, so |ar| gets only
+ * the maps, each followed by its entries, one after the other. */
+static dra_err build_domains(dra_arena *ar, dra_arena *tmp, const char *driver, size_t n,
                              const char *(*name_of)(const void *, size_t),
                              cel_value (*value_of)(const void *, size_t), const void *src,
                              cel_value *out)
 {
-    domain_acc *d = dra_arena_array(ar, n ? n : 1, sizeof *d);
+    domain_acc *d = dra_arena_array(tmp, n ? n : 1, sizeof *d);
     cel_map_entry *outer;
     cel_map *m;
     size_t nd = 0;
@@ -155,32 +168,32 @@ static dra_err build_domains(dra_arena *ar, const char *driver, size_t n,
             da = &d[nd++];
             da->name = dom;
             da->len = dlen;
-            da->e = dra_arena_array(ar, n, sizeof *da->e);
+            da->e = dra_arena_array(tmp, n, sizeof *da->e);
             if (!da->e)
                 return DRA_ENOMEM;
         }
         cel_value dummy;
-        cel_map tmp = {da->n, da->e, 0, 0, NULL};
-        if (cel_map_find_str(&tmp, id, strlen(id), dra_hash(id, strlen(id)), &dummy))
+        cel_map acc = {da->n, da->e, 0, 0, NULL};
+        if (cel_map_find_str(&acc, id, strlen(id), dra_hash(id, strlen(id)), &dummy))
             continue; /* duplicate name: the first wins */
         cel_map_entry_set(&da->e[da->n++], str_value(id, strlen(id)), value_of(src, i));
     }
-    outer = dra_arena_array(ar, nd ? nd : 1, sizeof *outer);
-    m = dra_arena_zalloc(ar, sizeof *m);
-    if (!outer || !m)
+    /* Each map with its entries right after it (see cel_dev_map_get). */
+    m = map_with_entries(ar, nd);
+    if (!m)
         return DRA_ENOMEM;
+    outer = (cel_map_entry *)(m + 1);
     for (size_t i = 0; i < nd; i++) {
-        cel_map *inner = dra_arena_zalloc(ar, sizeof *inner);
+        cel_map *inner = map_with_entries(ar, d[i].n);
         if (!inner)
             return DRA_ENOMEM;
+        memcpy(inner + 1, d[i].e, d[i].n * sizeof *d[i].e);
         inner->n = d[i].n;
-        inner->e = d[i].e;
         if (index_map(ar, inner))
             return DRA_ENOMEM;
         cel_map_entry_set(&outer[i], str_value(d[i].name, d[i].len), cel_map_value(inner));
     }
     m->n = nd;
-    m->e = outer;
     m->flags = CEL_MAP_MISSING_EMPTY;
     if (index_map(ar, m))
         return DRA_ENOMEM;
@@ -211,24 +224,32 @@ static cel_value cap_val(const void *src, size_t i)
 dra_err dra_cel_device_prepare(const dra_mem *mem, const dra_cel_device *dev,
                                dra_cel_prepared **out)
 {
-    dra_cel_prepared *pd = dra_calloc(mem, 1, sizeof *pd);
     const char *driver = dev->driver ? dev->driver : "";
-    dra_err rc;
+    dra_arena ar, tmp;
+    dra_cel_prepared *pd;
+    dra_err rc = DRA_ENOMEM;
     *out = NULL;
-    if (!pd)
-        return DRA_ENOMEM;
-    pd->mem = mem;
-    dra_arena_init(&pd->arena, mem);
-    pd->fields[0] = str_value(driver, strlen(driver));
-    rc = build_domains(&pd->arena, driver, dev->nattrs, attr_name, attr_val, dev->attrs,
-                       &pd->fields[1]);
-    if (!rc)
-        rc = build_domains(&pd->arena, driver, dev->ncaps, cap_name, cap_val, dev->caps,
-                           &pd->fields[2]);
+    /* The device, then its maps, in one block sized for the usual case:
+     * what one evaluation reads is a few adjacent cache lines. */
+    dra_arena_init(&ar, mem);
+    dra_arena_init(&tmp, mem);
+    ar.next_block = sizeof *pd + (dev->nattrs + dev->ncaps + 2) *
+                                     (sizeof(cel_map) + 2 * sizeof(cel_map_entry));
+    pd = dra_arena_zalloc(&ar, sizeof *pd);
+    if (pd) {
+        pd->fields[0] = str_value(driver, strlen(driver));
+        rc = build_domains(&ar, &tmp, driver, dev->nattrs, attr_name, attr_val, dev->attrs,
+                           &pd->fields[1]);
+        if (!rc)
+            rc = build_domains(&ar, &tmp, driver, dev->ncaps, cap_name, cap_val, dev->caps,
+                               &pd->fields[2]);
+    }
+    dra_arena_fini(&tmp);
     if (rc) {
-        dra_cel_prepared_free(pd);
+        dra_arena_fini(&ar);
         return rc;
     }
+    pd->arena = ar; /* the arena now owns the block pd lives in */
     pd->fields[3] = cel_bool(dev->allow_multiple_allocations);
     pd->obj.type = &dra_device_type;
     pd->obj.fields = pd->fields;
@@ -240,10 +261,11 @@ dra_err dra_cel_device_prepare(const dra_mem *mem, const dra_cel_device *dev,
 
 void dra_cel_prepared_free(dra_cel_prepared *pd)
 {
+    dra_arena ar;
     if (!pd)
         return;
-    dra_arena_fini(&pd->arena);
-    dra_free(pd->mem, pd);
+    ar = pd->arena; /* pd is in it */
+    dra_arena_fini(&ar);
 }
 
 static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm,

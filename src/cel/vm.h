@@ -284,10 +284,12 @@ static inline const cel_value *cel_dev_entry(const dra_cel_program *p, const cel
  * cel_map_get_str without the key-kind test. */
 static inline const cel_value *cel_dev_map_get(const cel_map *m, const cel_ckey *k)
 {
-    const cel_map_entry *e, *end;
+    /* A prepared device's maps hold their entries right after them: one
+     * load fewer on the way to the value than m->e. */
+    const cel_map_entry *e = (const cel_map_entry *)(const void *)(m + 1), *end;
     if (m->index)
         return cel_map_get_str(m, k->s, k->n, k->hash);
-    for (e = m->e, end = e + m->n; e < end; e++)
+    for (end = e + m->n; e < end; e++)
         if (e->hash == k->hash && e->k.n == k->n && cel_ckey_eq(k, e->k.u.s))
             return &e->v;
     return NULL;
