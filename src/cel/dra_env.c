@@ -48,11 +48,13 @@ dra_err dra_cel_env_new_dra(const dra_mem *mem, const dra_cel_options *opts, dra
 
 /* ---- prepared devices ------------------------------------------------------- */
 
+/* What an evaluation reads first, fields, is one cache line: the struct
+ * is placed on a 64-byte boundary (see dra_cel_device_prepare). */
 struct dra_cel_prepared {
-    dra_arena arena; /* owns everything, pd included */
-    cel_object obj;
     cel_value fields[4];
     cel_value var;
+    cel_object obj;
+    dra_arena arena; /* owns everything, pd included */
 };
 
 typedef struct domain_acc {
@@ -233,10 +235,12 @@ dra_err dra_cel_device_prepare(const dra_mem *mem, const dra_cel_device *dev,
      * what one evaluation reads is a few adjacent cache lines. */
     dra_arena_init(&ar, mem);
     dra_arena_init(&tmp, mem);
-    ar.next_block = sizeof *pd + (dev->nattrs + dev->ncaps + 2) *
-                                     (sizeof(cel_map) + 2 * sizeof(cel_map_entry));
-    pd = dra_arena_zalloc(&ar, sizeof *pd);
+    ar.next_block = 64 + sizeof *pd + (dev->nattrs + dev->ncaps + 2) *
+                                          (sizeof(cel_map) + 2 * sizeof(cel_map_entry));
+    pd = dra_arena_zalloc(&ar, sizeof *pd + 48);
     if (pd) {
+        /* the arena aligns to 16: move up to the next 64 */
+        pd = (dra_cel_prepared *)(void *)((char *)pd + ((64 - ((uintptr_t)pd & 63)) & 63));
         pd->fields[0] = str_value(driver, strlen(driver));
         rc = build_domains(&ar, &tmp, driver, dev->nattrs, attr_name, attr_val, dev->attrs,
                            &pd->fields[1]);
