@@ -8,7 +8,10 @@
  */
 #include "vm.h"
 
-#if defined(__SSE2__)
+/* SSE2 is part of x86-64; elsewhere (or with DRA_CEL_NO_SIMD defined, to
+ * test that path here) the library's portable conversion and search. */
+#if defined(__SSE2__) && !defined(DRA_CEL_NO_SIMD)
+#define DSK_SSE2 1
 #include <emmintrin.h>
 #endif
 
@@ -22,7 +25,7 @@ static inline uint64_t tenth_up(uint64_t n)
     return (n + 9) / 10;
 }
 
-#if defined(__SSE2__)
+#ifdef DSK_SSE2
 
 /* The bytes of |v| that are ASCII letters of the other case flipped:
  * signed compares, so bytes >= 0x80 (negative) are never letters. */
