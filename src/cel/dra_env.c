@@ -340,9 +340,10 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
 {
     /* device.driver == '...', the most common DeviceClass selector, with
      * nothing around it (no registers to save, no call). */
-    if (p->conj_terms == 1 && p->code->op == CEL_OP_DEV_FIELD_EQ) {
-        uint64_t cost = 2;
-        int b = cel_str_term(p, p->code, &dev->fields[p->code->a], &cost);
+    if (p->conj_terms == 1 && p->code->op == CEL_OP_DEV_FIELD_EQ && p->cterms) {
+        const cel_cterm *t = p->cterms;
+        uint64_t cost = 0;
+        int b = cel_cterm_str(t, &dev->fields[t->field], &cost);
         if (b >= 0) {
             vm->c.last_cost = cost;
             *result = b;
