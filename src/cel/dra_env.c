@@ -235,8 +235,10 @@ dra_err dra_cel_device_prepare(const dra_mem *mem, const dra_cel_device *dev,
      * what one evaluation reads is a few adjacent cache lines. */
     dra_arena_init(&ar, mem);
     dra_arena_init(&tmp, mem);
-    ar.next_block = 64 + sizeof *pd + (dev->nattrs + dev->ncaps + 2) *
-                                          (sizeof(cel_map) + 2 * sizeof(cel_map_entry));
+    ar.next_block = dev->nattrs + dev->ncaps < 256
+                        ? 64 + sizeof *pd + (dev->nattrs + dev->ncaps + 2) *
+                                                (sizeof(cel_map) + 2 * sizeof(cel_map_entry))
+                        : 65536; /* far beyond Kubernetes' 32 per device: regular blocks */
     pd = dra_arena_zalloc(&ar, sizeof *pd + 48);
     if (pd) {
         /* the arena aligns to 16: move up to the next 64 */
