@@ -399,6 +399,14 @@ CEL_FUNC int cel_map_find_str(const cel_map *m, const char *s, size_t len,
                               uint64_t hash, cel_value *out);
 /* Size in code points of a UTF-8 string (assumed valid). */
 CEL_FUNC size_t cel_utf8_len(const char *s, size_t len);
+
+/* ceil(0.1 * n): cel-go's string traversal cost factor applied to a size,
+ * the unit of most size-dependent costs (no overflow for any n: the
+ * estimator's sizes can be huge). */
+static inline uint64_t cel_tenth(uint64_t n)
+{
+    return n / 10 + (n % 10 != 0);
+}
 CEL_FUNC int cel_utf8_valid(const char *s, size_t len);
 /* Writes |v| as a CEL literal ("1u", "b\"..\"", "[1, 2]", "{\"a\": 1}").
  * Errors print as their message. */

@@ -1229,7 +1229,7 @@ static dra_err decode_terms(dra_cel_program *p)
         } else if (k->kind == CEL_K_STRING && (k->flags & CEL_VF_CPLEN)) {
             ckey_init(&t[i].k, k, 0);
             t[i].kcp = k->pad;
-            t[i].kcost = (k->pad + 9u) / 10u;
+            t[i].kcost = (uint32_t)cel_tenth(k->pad);
         } else {
             return DRA_OK;
         }

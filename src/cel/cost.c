@@ -27,10 +27,6 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return a * b;
 }
 
-static uint64_t tenth(uint64_t n)
-{
-    return n / 10 + (n % 10 != 0);
-}
 
 static uint64_t type_size(const dra_cel_env *env, const cel_type *t)
 {
@@ -80,14 +76,14 @@ static est est_call(const dra_cel_env *env, const cel_ast *e)
     if (n == 2 && (is(e, "_==_") || is(e, "_!=_") || is(e, "_<_") || is(e, "_<=_") ||
                    is(e, "_>_") || is(e, "_>=_"))) {
         uint64_t m = a[0].size < a[1].size ? a[0].size : a[1].size;
-        r.cost = sat_add(r.cost, tenth(m)); /* 0 against an empty string */
+        r.cost = sat_add(r.cost, cel_tenth(m)); /* 0 against an empty string */
         r.size = 1;
         return r;
     }
     if (n == 2 && is(e, "_+_") && e->type && (e->type->kind == CEL_T_STRING ||
                                                e->type->kind == CEL_T_BYTES)) {
         r.size = sat_add(a[0].size, a[1].size);
-        r.cost = sat_add(r.cost, tenth(r.size));
+        r.cost = sat_add(r.cost, cel_tenth(r.size));
         return r;
     }
     if (n == 2 && is(e, "_+_") && e->type && e->type->kind == CEL_T_LIST) {
@@ -102,15 +98,15 @@ static est est_call(const dra_cel_env *env, const cel_ast *e)
         return r;
     }
     if (n == 2 && (is(e, "startsWith") || is(e, "endsWith"))) {
-        r.cost = sat_add(r.cost, tenth(a[1].size));
+        r.cost = sat_add(r.cost, cel_tenth(a[1].size));
         return r;
     }
     if (n == 2 && is(e, "contains")) {
-        r.cost = sat_add(r.cost, sat_mul(tenth(a[0].size), tenth(a[1].size)));
+        r.cost = sat_add(r.cost, sat_mul(cel_tenth(a[0].size), cel_tenth(a[1].size)));
         return r;
     }
     if (n == 2 && (is(e, "matches") || is(e, "find") || is(e, "findAll"))) {
-        r.cost = sat_add(r.cost, sat_mul(tenth(a[0].size + 1), (a[1].size + 3) / 4));
+        r.cost = sat_add(r.cost, sat_mul(cel_tenth(a[0].size + 1), (a[1].size + 3) / 4));
         return r;
     }
     if (is(e, "_[_]") || is(e, "_[?_]") || is(e, "_?._")) {

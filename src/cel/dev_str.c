@@ -20,11 +20,6 @@
 /* Slack after the string: the search loads 16 bytes from any position. */
 #define DSK_PAD 32
 
-static inline uint64_t tenth_up(uint64_t n)
-{
-    return (n + 9) / 10;
-}
-
 #ifdef DSK_SSE2
 
 /* The bytes of |v| that are ASCII letters of the other case flipped:
@@ -147,7 +142,7 @@ cel_dsk *cel_dsk_new(dra_arena *ar, const cel_list *l, unsigned kern, int all)
         t[i].hmask = v->n >= 16 ? 0xFFFFu : (1u << v->n) - 1;
         t[i].s = v->u.s;
         t[i].n = v->n;
-        t[i].t10 = tenth_up(cel_value_size(*v));
+        t[i].t10 = cel_tenth(cel_value_size(*v));
     }
     k->t = t;
     k->nt = l->n;
@@ -162,7 +157,7 @@ int cel_dev_str_loop(const cel_dsk *k, cel_value inv, uint64_t limit, uint64_t *
     _Alignas(16) char buf[DSK_MAX + DSK_PAD];
     const char *s = inv.u.s;
     size_t n = inv.n;
-    uint64_t cost = *cost_io, sz10 = tenth_up(cel_value_size(inv)), step;
+    uint64_t cost = *cost_io, sz10 = cel_tenth(cel_value_size(inv)), step;
     unsigned conv = k->kern & (CEL_DSK_LOWER | CEL_DSK_UPPER), test = k->kern & CEL_DSK_TEST;
     int all = k->all, accu = all;
     const cel_dsk_needle *t = k->t, *end = t + k->nt;

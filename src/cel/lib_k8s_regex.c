@@ -84,7 +84,7 @@ static uint64_t cost_find(const cel_value *a, size_t n, cel_value r)
 {
     uint64_t sl = cel_utf8_len(a[0].u.s, a[0].n), rl = cel_utf8_len(a[1].u.s, a[1].n);
     (void)n, (void)r;
-    return ((1 + sl + 9) / 10) * ((rl + 3) / 4);
+    return cel_tenth(1 + sl) * ((rl + 3) / 4);
 }
 
 static const cel_overload regex_ovs[] = {

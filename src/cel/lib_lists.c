@@ -447,7 +447,7 @@ static uint64_t cost_distinct(const cel_value *a, size_t n, cel_value r)
 {
     uint64_t len = a[0].kind == CEL_K_LIST ? LIST(a[0])->n : 0;
     (void)n, (void)r;
-    return 11 + (len * len + 9) / 10;
+    return 11 + cel_tenth(len * len);
 }
 
 static uint64_t cost_sort(const cel_value *a, size_t n, cel_value r)
@@ -456,7 +456,7 @@ static uint64_t cost_sort(const cel_value *a, size_t n, cel_value r)
     (void)n, (void)r;
     while ((1ULL << lg) < len)
         lg++;
-    return 11 + (len * lg + 9) / 10;
+    return 11 + cel_tenth(len * lg);
 }
 
 static const cel_overload ext_lists_v0_ovs[] = {

@@ -481,27 +481,22 @@ static cel_value s_reverse(cel_ctx *ctx, const cel_value *a, size_t n)
 
 /* ---- costs (Kubernetes library/cost.go) ---------------------------------- */
 
-static uint64_t tenth_ceil(uint64_t x)
-{
-    return (x + 9) / 10;
-}
-
 static uint64_t cost_traverse(const cel_value *a, size_t n, cel_value r)
 {
     (void)n, (void)r;
-    return tenth_ceil(cel_value_size(a[0]));
+    return cel_tenth(cel_value_size(a[0]));
 }
 
 static uint64_t cost_traverse2(const cel_value *a, size_t n, cel_value r)
 {
     (void)n, (void)r;
-    return tenth_ceil(2 * (uint64_t)cel_utf8_len(a[0].u.s, a[0].n));
+    return cel_tenth(2 * (uint64_t)cel_utf8_len(a[0].u.s, a[0].n));
 }
 
 static uint64_t cost_join(const cel_value *a, size_t n, cel_value r)
 {
     (void)a, (void)n;
-    return r.kind == CEL_K_STRING ? tenth_ceil(2 * (uint64_t)cel_utf8_len(r.u.s, r.n)) : 1;
+    return r.kind == CEL_K_STRING ? cel_tenth(2 * (uint64_t)cel_utf8_len(r.u.s, r.n)) : 1;
 }
 
 #define M CEL_OV_MEMBER

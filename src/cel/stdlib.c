@@ -13,10 +13,6 @@
 
 #include "vm.h"
 
-static uint64_t tenth(uint64_t n)
-{
-    return (n + 9) / 10;
-}
 
 /* ---- size and strings ------------------------------------------------------- */
 
@@ -79,7 +75,7 @@ static uint64_t c_contains(const cel_value *a, size_t n, cel_value r)
 {
     (void)n;
     (void)r;
-    uint64_t x = tenth(cel_value_size(a[0])), y = tenth(cel_value_size(a[1]));
+    uint64_t x = cel_tenth(cel_value_size(a[0])), y = cel_tenth(cel_value_size(a[1]));
     return x * y;
 }
 
@@ -101,7 +97,7 @@ static uint64_t c_prefix(const cel_value *a, size_t n, cel_value r)
 {
     (void)n;
     (void)r;
-    uint64_t x = tenth(cel_value_size(a[1]));
+    uint64_t x = cel_tenth(cel_value_size(a[1]));
     return x ? x : 1;
 }
 
@@ -121,7 +117,7 @@ static uint64_t c_matches(const cel_value *a, size_t n, cel_value r)
 {
     (void)n;
     (void)r;
-    uint64_t s = tenth(1 + cel_value_size(a[0]));
+    uint64_t s = cel_tenth(1 + cel_value_size(a[0]));
     uint64_t re = (cel_value_size(a[1]) + 3) / 4;
     return s * re;
 }
@@ -286,7 +282,7 @@ static uint64_t c_convert_len(const cel_value *a, size_t n, cel_value r)
     (void)n;
     (void)r;
     if (a[0].kind == CEL_K_STRING || a[0].kind == CEL_K_BYTES) {
-        uint64_t x = tenth(cel_value_size(a[0]));
+        uint64_t x = cel_tenth(cel_value_size(a[0]));
         return x ? x : 1;
     }
     return 1;

@@ -207,10 +207,6 @@ uint64_t cel_value_size_slow(cel_value v)
     }
 }
 
-static uint64_t tenth(uint64_t n)
-{
-    return (n + 9) / 10;
-}
 
 /* ---- dispatch ------------------------------------------------------------- */
 
@@ -489,7 +485,7 @@ static uint64_t cmp_cost(cel_value a, cel_value b)
         (b.kind == CEL_K_STRING || b.kind == CEL_K_BYTES || b.kind == CEL_K_LIST ||
          b.kind == CEL_K_MAP)) {
         uint64_t x = cel_value_size(a), y = cel_value_size(b);
-        return tenth(x < y ? x : y);
+        return cel_tenth(x < y ? x : y);
     }
     return 1;
 }
@@ -530,7 +526,7 @@ static cel_value op_order(cel_ctx *c, cel_value *args, int32_t fb, int which)
 static cel_value concat(cel_ctx *c, cel_value a, cel_value b)
 {
     char *p;
-    uint64_t cost = tenth(cel_value_size(a) + cel_value_size(b));
+    uint64_t cost = cel_tenth(cel_value_size(a) + cel_value_size(b));
     c->cost += cost;
     if (c->cost > c->limit)
         return cel_error_value(&e_cost);
@@ -925,7 +921,7 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
     }
     if (v->kind == CEL_K_STRING) {
         uint64_t x = (v->flags & CEL_VF_CPLEN) ? v->pad : cel_value_size(*v), y = k[in->c].pad;
-        *cost += tenth(x < y ? x : y);
+        *cost += cel_tenth(x < y ? x : y);
         return (v->n == k[in->c].n && cel_bytes_eq(v->u.s, k[in->c].u.s, v->n)) ^ in->x;
     }
     *cost += cmp_cost(*v, k[in->c]);
@@ -1198,7 +1194,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                 uint64_t x = (r.flags & CEL_VF_CPLEN) ? r.pad : cel_value_size(r);
                 uint64_t y = k[in->c].pad;
                 int eq = r.n == k[in->c].n && cel_bytes_eq(r.u.s, k[in->c].u.s, r.n);
-                cost += tenth(x < y ? x : y);
+                cost += cel_tenth(x < y ? x : y);
                 *++sp = cel_bool(eq ^ in->x);
             } else {
                 cost += cmp_cost(r, k[in->c]);
@@ -1238,7 +1234,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                 uint64_t y = (k[in->a].flags & CEL_VF_CPLEN) ? k[in->a].pad
                                                              : cel_value_size(k[in->a]);
                 int eq = sp->n == k[in->a].n && cel_bytes_eq(sp->u.s, k[in->a].u.s, sp->n);
-                cost += tenth(x < y ? x : y);
+                cost += cel_tenth(x < y ? x : y);
                 *sp = cel_bool(in->op == CEL_OP_EQ_CONST ? eq : !eq);
             } else {
                 cost += cmp_cost(*sp, k[in->a]);
