@@ -167,16 +167,12 @@ int cel_dev_str_loop(const cel_dsk *k, cel_value inv, uint64_t limit, uint64_t *
         dsk_load(s, n, buf, conv);
         s = buf;
     }
-    /* per iteration before the call: the loop condition, the device
-     * value (DEV_ATTR, or HOIST_GET's cached value) and its conversion,
-     * the ANY_CALL */
-    step = 4 - (uint64_t)all + 4 + (conv ? sz10 : 0);
-    for (; t < end; t++) {
+    /* per iteration after the loop condition, before the call: the
+     * device value (DEV_ATTR, or HOIST_GET's cached value) and its
+     * conversion */
+    step = 4 + (conv ? sz10 : 0);
+    for (; t < end && cel_any_goes_on(cel_bool(accu), all, &cost); t++) {
         int r;
-        if (accu == !all) { /* what any_goes_on charges as the loop ends */
-            cost += 3 - (uint64_t)all;
-            break;
-        }
         cost += step;
         if (conv && cost > limit)
             goto over;

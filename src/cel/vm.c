@@ -958,21 +958,6 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     return have_err ? -1 : 1;
 }
 
-/* The exists (all 0) / all (all 1) loop condition on the accumulator,
- * @not_strictly_false(!accu) / (accu), with what the generic code charges
- * for it (accu, !, @not_strictly_false: 3 / 2) plus, when the loop goes
- * on, the step's read of accu (1), as early as the generic code does.
- * 0: leave the loop. */
-static inline int any_goes_on(cel_value accu, int all, uint64_t *cost)
-{
-    if (accu.kind == CEL_K_BOOL && accu.u.b == !all) {
-        *cost += 3 - (uint64_t)all;
-        return 0;
-    }
-    *cost += 4 - (uint64_t)all;
-    return 1;
-}
-
 /* 1 when the only overload of |cs| (two arguments) takes |a| and every
  * element of |l| as they are, as call_site would find. */
 static int fits_one(const cel_callsite *cs, cel_value a, const cel_list *l)
@@ -1014,7 +999,7 @@ static CEL_NOINLINE int dev_loop(cel_ctx *c, const dra_cel_program *p, const cel
         if (done)
             return done;
     }
-    for (size_t i = 0; i < l->n && any_goes_on(accu, all, &cost); i++) {
+    for (size_t i = 0; i < l->n && cel_any_goes_on(accu, all, &cost); i++) {
         cel_value r, args[2];
         if (i == 0) {
             uint64_t before = cost;
@@ -1411,9 +1396,9 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
             break;
         /* ANY_NEXT a b c x y: exists (y 0) / all (y 1) loop head:
          * ITER_NEXT a b x, then the loop condition on the accumulator in
-         * slot c (any_goes_on); leaving goes to b. */
+         * slot c (cel_any_goes_on); leaving goes to b. */
         case CEL_OP_ANY_NEXT:
-            if (!iter_next(loc + in->a, in->x == 2) || !any_goes_on(loc[in->c], in->y, &cost)) {
+            if (!iter_next(loc + in->a, in->x == 2) || !cel_any_goes_on(loc[in->c], in->y, &cost)) {
                 in = code + in->b;
                 continue;
             }
@@ -1452,7 +1437,7 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                     break;
                 }
                 if (!iter_next(loc + head->a, head->x == 2) ||
-                    !any_goes_on(loc[head->c], head->y, &cost)) {
+                    !cel_any_goes_on(loc[head->c], head->y, &cost)) {
                     in = code + head->b;
                     break;
                 }

@@ -241,6 +241,21 @@ struct dra_cel_program {
     int dev_loop_only;
 };
 
+/* The exists (all 0) / all (all 1) loop condition on the accumulator,
+ * @not_strictly_false(!accu) / (accu), with what the generic code charges
+ * for it (accu, !, @not_strictly_false: 3 / 2) plus, when the loop goes
+ * on, the step's read of accu (1), as early as the generic code does.
+ * 0: leave the loop. */
+static inline int cel_any_goes_on(cel_value accu, int all, uint64_t *cost)
+{
+    if (accu.kind == CEL_K_BOOL && accu.u.b == !all) {
+        *cost += 3 - (uint64_t)all;
+        return 0;
+    }
+    *cost += 4 - (uint64_t)all;
+    return 1;
+}
+
 /* DEV_QCMP's x: bits 0-2 the truth table; this bit when the fused
  * comparison is == or !=, charged (1) when the capacity is an error. */
 #define CEL_QCMP_EQ_ON_ERROR 8u
