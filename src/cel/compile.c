@@ -1220,7 +1220,7 @@ static dra_err decode_terms(dra_cel_program *p)
     if (!t)
         return DRA_ENOMEM;
     for (int i = 0; i < p->conj_terms; i++) {
-        const cel_insn *in = &p->code[i ? 3 * i - 1 : 0];
+        const cel_insn *in = cel_conj_term(p->code, i);
         const cel_value *k = &p->consts[in->c];
         t[i].op = in->op;
         t[i].x = in->x;

@@ -934,7 +934,6 @@ static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
 
 int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel_value *err)
 {
-    const cel_insn *in = p->code;
     uint64_t cost = 0;
     int n = p->conj_terms, have_err = 0;
     if (c->scratch.used)
@@ -942,9 +941,9 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     c->small_used = 0;
     c->oom = 0;
     /* false wins; otherwise the first error; otherwise true. */
-    for (int i = 0; i < n; i++, in += i == 1 ? 2 : 3) {
+    for (int i = 0; i < n; i++) {
         cel_value e;
-        int r = dev_cmp(c, p, in, vars, &cost, &e);
+        int r = dev_cmp(c, p, cel_conj_term(p->code, i), vars, &cost, &e);
         if (r == 0) {
             c->last_cost = cost;
             return 0;

@@ -260,12 +260,23 @@ static inline int cel_any_goes_on(cel_value accu, int all, uint64_t *cost)
  * comparison is == or !=, charged (1) when the capacity is an error. */
 #define CEL_QCMP_EQ_ON_ERROR 8u
 
-/* DEV_QCMP on the capacity |v|: the truth table's bit for the sign of
- * v.compareTo(constant c). */
+/* DEV_QCMP's answer: the bit of its truth table |x| for the sign of the
+ * capacity's compareTo. */
+static inline int cel_qcmp_truth(unsigned x, int sign)
+{
+    return (x >> (sign < 0 ? 0 : sign > 0 ? 2 : 1)) & 1;
+}
+
+/* DEV_QCMP on the capacity |v|: against the instruction's constant c. */
 static inline int cel_qcmp_bit(const dra_cel_program *p, const cel_insn *in, const cel_value *v)
 {
-    int s = dra_quantity_cmp(v->u.q, p->consts[in->c].u.q);
-    return (in->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
+    return cel_qcmp_truth(in->x, dra_quantity_cmp(v->u.q, p->consts[in->c].u.q));
+}
+
+/* Term |i| of a conjunction program: term (JF_KEEP term AND)* RET. */
+static inline const cel_insn *cel_conj_term(const cel_insn *code, int i)
+{
+    return code + (i ? 3 * i - 1 : 0);
 }
 
 /* device.<field>['<constant dom>'].<constant id> in the device fields
@@ -317,12 +328,10 @@ static inline int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, ui
             return -1;
         *cost += 2; /* DEV_ATTR / DEV_QCMP cost 4 */
         if (t->op == CEL_OP_DEV_QCMP) {
-            int s;
             if (v->kind != CEL_K_QUANTITY)
                 return -1;
             *cost += 2 + t->qcost;
-            s = dra_quantity_cmp(v->u.q, t->q);
-            return (t->x >> (s < 0 ? 0 : s > 0 ? 2 : 1)) & 1;
+            return cel_qcmp_truth(t->x, dra_quantity_cmp(v->u.q, t->q));
         }
     }
     /* cel_cterm_str written out: calling it gave eval_device other code
