@@ -101,6 +101,51 @@ static void eval(dra_cel_env *env, dra_cel_vm *vm, const dra_cel_prepared *pd, c
     dra_diag_fini(&d);
 }
 
+/* |expr| on |dev|, compiled with the fast paths and as plain code, at
+ * |limit| (0: the default). Returns 1, after printing both outcomes and
+ * |what| (the device), when they differ. */
+static int fast_matches_plain(const dra_cel_device *dev, const char *expr, uint64_t limit,
+                              dra_cel_vm *vm, const char *what)
+{
+    dra_cel_prepared *pd = NULL;
+    dra_cel_options fo = {.cost_limit = limit}, po = {.cost_limit = limit, .plain_code = 1};
+    dra_cel_env *fast = NULL, *plain = NULL;
+    outcome a, b;
+    int differ;
+    assert_int_equal(dra_cel_device_prepare(NULL, dev, &pd), DRA_OK);
+    assert_int_equal(dra_cel_env_new_dra(NULL, &fo, &fast), DRA_OK);
+    assert_int_equal(dra_cel_env_new_dra(NULL, &po, &plain), DRA_OK);
+    eval(fast, vm, pd, expr, &a);
+    eval(plain, vm, pd, expr, &b);
+    differ = a.rc != b.rc || a.result != b.result || a.cost != b.cost || strcmp(a.msg, b.msg);
+    if (differ)
+        print_error("limit %llu, %s: %s\n  fast  %s %d cost %llu '%s'\n"
+                    "  plain %s %d cost %llu '%s'\n",
+                    (unsigned long long)limit, what, expr, dra_errname(a.rc), a.result,
+                    (unsigned long long)a.cost, a.msg, dra_errname(b.rc), b.result,
+                    (unsigned long long)b.cost, b.msg);
+    dra_cel_env_free(fast);
+    dra_cel_env_free(plain);
+    dra_cel_prepared_free(pd);
+    return differ;
+}
+
+typedef int (*checker)(rng *r, uint64_t limit, dra_cel_vm *vm);
+
+/* 6,000 generated cases of |check| from |seed|, each at one of |limits|;
+ * stops after 10 differences, and fails if there was any. */
+static void run_generated(checker check, uint64_t seed, const uint64_t *limits, unsigned nlimits)
+{
+    dra_cel_vm *vm = NULL;
+    rng r = {seed};
+    int bad = 0;
+    assert_int_equal(dra_cel_vm_new(NULL, &vm), DRA_OK);
+    for (int i = 0; i < 6000 && bad < 10; i++)
+        bad += check(&r, limits[next(&r, nlimits)], vm);
+    dra_cel_vm_free(vm);
+    assert_int_equal(bad, 0);
+}
+
 /* One generated selector on one generated device, fast against plain at
  * |limit| (0: the default). Returns 1 when they differ. */
 static int check_one(rng *r, uint64_t limit, dra_cel_vm *vm)
@@ -110,14 +155,10 @@ static int check_one(rng *r, uint64_t limit, dra_cel_vm *vm)
     static const size_t lens[] = {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 21, 31, 32, 33, 255, 256, 257, 300};
     char s[320], lit[1400], expr[8192], needle[40];
     size_t n, o;
+    char what[400];
     dra_cel_attr attr = {.name = "gpu.nvidia.com/s", .kind = DRA_CEL_ATTR_STRING, .s = s};
     dra_cel_device dev = {.driver = "gpu.nvidia.com", .attrs = &attr, .nattrs = 1};
-    dra_cel_prepared *pd = NULL;
-    dra_cel_options fo = {.cost_limit = limit}, po = {.cost_limit = limit, .plain_code = 1};
-    dra_cel_env *fast = NULL, *plain = NULL;
-    outcome a, b;
     unsigned nneedles = next(r, 5), all = next(r, 2);
-    int differ;
 
     /* The device string: NUL-free (attributes are C strings). */
     n = gen_string(r, s, lens[next(r, sizeof lens / sizeof lens[0])]);
@@ -151,37 +192,15 @@ static int check_one(rng *r, uint64_t limit, dra_cel_vm *vm)
     snprintf(expr + o, sizeof expr - o, "].%s(p, %sdevice.attributes['gpu.nvidia.com'].s%s.%s(p))",
              all ? "all" : "exists", next(r, 4) ? "" : "!", convs[next(r, 3)],
              tests[next(r, 3)]);
-
-    assert_int_equal(dra_cel_device_prepare(NULL, &dev, &pd), DRA_OK);
-    assert_int_equal(dra_cel_env_new_dra(NULL, &fo, &fast), DRA_OK);
-    assert_int_equal(dra_cel_env_new_dra(NULL, &po, &plain), DRA_OK);
-    eval(fast, vm, pd, expr, &a);
-    eval(plain, vm, pd, expr, &b);
-    differ = a.rc != b.rc || a.result != b.result || a.cost != b.cost || strcmp(a.msg, b.msg);
-    if (differ)
-        print_error("limit %llu, s '%s' (%zu bytes): %s\n  fast  %s %d cost %llu '%s'\n"
-                    "  plain %s %d cost %llu '%s'\n",
-                    (unsigned long long)limit, s, n, expr, dra_errname(a.rc), a.result,
-                    (unsigned long long)a.cost, a.msg, dra_errname(b.rc), b.result,
-                    (unsigned long long)b.cost, b.msg);
-    dra_cel_env_free(fast);
-    dra_cel_env_free(plain);
-    dra_cel_prepared_free(pd);
-    return differ;
+    snprintf(what, sizeof what, "s '%s' (%zu bytes)", s, n);
+    return fast_matches_plain(&dev, expr, limit, vm, what);
 }
 
 static void test_string_kernel_matches_plain(void **state)
 {
     static const uint64_t limits[] = {0, 4, 9, 10, 13, 17, 20, 26, 33, 40, 64};
-    dra_cel_vm *vm = NULL;
-    rng r = {42};
-    int bad = 0;
     (void)state;
-    assert_int_equal(dra_cel_vm_new(NULL, &vm), DRA_OK);
-    for (int i = 0; i < 6000 && bad < 10; i++)
-        bad += check_one(&r, limits[next(&r, sizeof limits / sizeof limits[0])], vm);
-    dra_cel_vm_free(vm);
-    assert_int_equal(bad, 0);
+    run_generated(check_one, 42, limits, sizeof limits / sizeof limits[0]);
 }
 
 /* A conjunction of device comparisons (the decoded-term path) on a
@@ -208,11 +227,7 @@ static int check_conj(rng *r, uint64_t limit, dra_cel_vm *vm)
     size_t o = 0, na = 0;
     unsigned nterms = 1 + next(r, 4);
     dra_cel_device dev = {.driver = drivers[next(r, 4)], .attrs = attrs};
-    dra_cel_prepared *pd = NULL;
-    dra_cel_options fo = {.cost_limit = limit}, po = {.cost_limit = limit, .plain_code = 1};
-    dra_cel_env *fast = NULL, *plain = NULL;
-    outcome a, b;
-    int differ;
+    char what[64];
 
     for (unsigned i = 0; i < 5; i++) {
         unsigned kind = next(r, 5), dom = next(r, 3);
@@ -253,37 +268,15 @@ static int check_conj(rng *r, uint64_t limit, dra_cel_vm *vm)
             o += (size_t)snprintf(expr + o, sizeof expr - o,
                                   "device.capacity['gpu.nvidia.com'].memory%s", qcmp[next(r, 5)]);
     }
-
-    assert_int_equal(dra_cel_device_prepare(NULL, &dev, &pd), DRA_OK);
-    assert_int_equal(dra_cel_env_new_dra(NULL, &fo, &fast), DRA_OK);
-    assert_int_equal(dra_cel_env_new_dra(NULL, &po, &plain), DRA_OK);
-    eval(fast, vm, pd, expr, &a);
-    eval(plain, vm, pd, expr, &b);
-    differ = a.rc != b.rc || a.result != b.result || a.cost != b.cost || strcmp(a.msg, b.msg);
-    if (differ)
-        print_error("limit %llu, driver '%s': %s\n  fast  %s %d cost %llu '%s'\n"
-                    "  plain %s %d cost %llu '%s'\n",
-                    (unsigned long long)limit, dev.driver, expr, dra_errname(a.rc), a.result,
-                    (unsigned long long)a.cost, a.msg, dra_errname(b.rc), b.result,
-                    (unsigned long long)b.cost, b.msg);
-    dra_cel_env_free(fast);
-    dra_cel_env_free(plain);
-    dra_cel_prepared_free(pd);
-    return differ;
+    snprintf(what, sizeof what, "driver '%s'", dev.driver);
+    return fast_matches_plain(&dev, expr, limit, vm, what);
 }
 
 static void test_conjunction_matches_plain(void **state)
 {
     static const uint64_t limits[] = {0, 0, 0, 2, 5, 8, 11};
-    dra_cel_vm *vm = NULL;
-    rng r = {7};
-    int bad = 0;
     (void)state;
-    assert_int_equal(dra_cel_vm_new(NULL, &vm), DRA_OK);
-    for (int i = 0; i < 6000 && bad < 10; i++)
-        bad += check_conj(&r, limits[next(&r, sizeof limits / sizeof limits[0])], vm);
-    dra_cel_vm_free(vm);
-    assert_int_equal(bad, 0);
+    run_generated(check_conj, 7, limits, sizeof limits / sizeof limits[0]);
 }
 
 int main(void)
