@@ -5,7 +5,15 @@ set -euo pipefail
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
-      libjansson-dev libyaml-dev libpcre2-dev libcmocka-dev tzdata)
+      libjansson-dev libyaml-dev libpcre2-dev libcmocka-dev tzdata
+      # drad's store and API server, the REST client, the kubelet plugin
+      libsqlite3-dev libmicrohttpd-dev libgnutls28-dev libcurl4-gnutls-dev
+      libgrpc-dev libprotobuf-c-dev protobuf-c-compiler
+      # containers of the node agent; the real clients the tests drive
+      # (kubectl itself comes from the machine: /usr/bin/kubectl and the
+      # versions under /usr/lib/google-cloud-sdk/bin; tests without it skip)
+      bubblewrap python3-kubernetes python3-grpcio
+      python3-yaml curl wrk openssl procps)
 # node and npm fetch the CEL conformance data and the reference engines
 # at test time; keep a node that is already there (it may be newer).
 command -v node >/dev/null 2>&1 || PKGS+=(nodejs)

@@ -48,7 +48,12 @@ extern "C" {
     X(DRA_EUNSUPPORTED, -14, "not supported")                           \
     X(DRA_ECONFLICT, -15, "conflict")                                   \
     X(DRA_EEXIST, -16, "already exists")                                \
-    X(DRA_ECANCELED, -17, "canceled")
+    X(DRA_ECANCELED, -17, "canceled")                                   \
+    X(DRA_EGONE, -18, "resource version too old")                       \
+    X(DRA_EUNAUTHORIZED, -19, "unauthorized")                           \
+    X(DRA_EFORBIDDEN, -20, "forbidden")                                 \
+    X(DRA_EUNAVAILABLE, -21, "service unavailable")                     \
+    X(DRA_ETOOLARGE, -22, "request entity too large")
 
 typedef enum dra_err {
 #define DRA_X_ENUM(name, value, msg) name = value,
