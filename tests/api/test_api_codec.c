@@ -209,12 +209,12 @@ static void check_seed_pod(const dra_object *o)
     assert_int_equal(o->kind, DRA_KIND_POD);
     assert_string_equal(o->meta.name, "gpu-test-pod");
     assert_int_equal(s->n_resource_claims, 1);
-    assert_string_equal(s->resource_claims[0].name, "gpu");
+    assert_string_equal(s->resource_claims[0].name, "gpu-claim");
     assert_string_equal(s->resource_claims[0].resource_claim_template_name, "single-gpu");
     assert_null(s->resource_claims[0].resource_claim_name);
     assert_int_equal(s->n_containers, 1);
     assert_int_equal(s->containers[0].n_claims, 1);
-    assert_string_equal(s->containers[0].claims[0].name, "gpu");
+    assert_string_equal(s->containers[0].claims[0].name, "gpu-claim");
     assert_non_null(s->extra); /* restartPolicy, tolerations */
 }
 
