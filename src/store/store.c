@@ -1,0 +1,1167 @@
+/*
+ * store.c: the in-memory side of the store and its writer thread. Readers
+ * (get, list, watch polls) take a read lock on the index; only the writer
+ * thread changes it, after the batch it belongs to has been committed, so
+ * nothing unacknowledged is ever visible and the counter never goes back.
+ * The database side is store_sql.c.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store_int.h"
+
+#define BATCH_MAX 256
+#define KEY_MAX 1024
+
+/* A value: the public view, its reference count, and the bytes (JSON,
+ * then namespace and name) right after the struct. */
+typedef struct sval {
+    atomic_size_t refs;
+    const dra_mem *mem;
+    dra_store_obj pub;
+    const char *ns, *name;
+} sval;
+
+#define SVAL(o) ((sval *)((char *)(o) - offsetof(sval, pub)))
+
+typedef struct sentry {
+    sval *cur;
+    size_t keylen;
+    char key[]; /* "ns/name" */
+} sentry;
+
+typedef struct sevent {
+    uint64_t rv;
+    int type;
+    sval *obj, *prev;
+} sevent;
+
+typedef struct sres {
+    char *name;
+    int64_t id; /* 0 until the database knows it */
+    dra_map objs; /* key -> sentry */
+    sevent *ring; /* circular history, oldest at head */
+    size_t cap, head, n;
+    uint64_t compacted_rv;
+    dra_store_watch *watchers;
+} sres;
+
+struct dra_store_watch {
+    dra_store *s;
+    sres *r;
+    char *ns; /* NULL: all */
+    uint64_t cursor;
+    void (*notify)(void *ud);
+    void *ud;
+    dra_store_watch *next, *prev;
+};
+
+/* One queued write and its completion. */
+typedef struct wreq {
+    dra_store_write *w;
+    sres *r;
+    char key[KEY_MAX];
+    size_t keylen;
+    dra_err err;
+    int done;
+    sval *val;   /* built value (new state or DELETED state) */
+    sval *prev;  /* the state it replaces */
+    int type;
+    struct wreq *next;
+} wreq;
+
+struct dra_store {
+    const dra_mem *mem;
+    dra_store_opts opts;
+    store_db *db;
+    pthread_rwlock_t lock; /* index, histories, counters */
+    dra_map resmap;        /* name -> sres */
+    uint64_t rv;
+    size_t nobjects, live_bytes, hist_events, hist_bytes;
+    uint64_t batches, writes, compactions, compact_max_us;
+
+    pthread_mutex_t qlock;
+    pthread_cond_t qcv, donecv;
+    wreq *qhead, *qtail;
+    int closing;
+    pthread_t writer;
+
+    pthread_mutex_t wlock;  /* watcher lists */
+    pthread_mutex_t dblock; /* the database connection */
+};
+
+/* ---- values ---------------------------------------------------------------- */
+
+/* A value of |len| JSON bytes with |rv|'s digits inserted at |rv_at|. */
+static sval *sval_new(const dra_mem *mem, const char *json, size_t len,
+                      size_t rv_at, uint64_t rv, const char *ns,
+                      const char *name)
+{
+    char digits[24];
+    size_t nd = 0, nsl = strlen(ns), nl = strlen(name), total;
+    sval *v;
+    char *p;
+    if (rv_at != DRA_STORE_NO_RV)
+        nd = (size_t)snprintf(digits, sizeof digits, "%llu",
+                              (unsigned long long)rv);
+    total = sizeof *v + len + nd + 1 + nsl + 1 + nl + 1;
+    v = dra_malloc(mem, total);
+    if (!v)
+        return NULL;
+    atomic_init(&v->refs, 1);
+    v->mem = mem;
+    p = (char *)(v + 1);
+    if (rv_at == DRA_STORE_NO_RV) {
+        memcpy(p, json, len);
+    } else {
+        memcpy(p, json, rv_at);
+        memcpy(p + rv_at, digits, nd);
+        memcpy(p + rv_at + nd, json + rv_at, len - rv_at);
+    }
+    p[len + nd] = '\0';
+    v->pub.rv = rv;
+    v->pub.len = len + nd;
+    v->pub.json = p;
+    p += len + nd + 1;
+    memcpy(p, ns, nsl + 1);
+    v->ns = p;
+    p += nsl + 1;
+    memcpy(p, name, nl + 1);
+    v->name = p;
+    return v;
+}
+
+static sval *sval_ref(sval *v)
+{
+    if (v)
+        atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+    return v;
+}
+
+static void sval_unref(sval *v)
+{
+    if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1)
+        dra_free(v->mem, v);
+}
+
+dra_store_obj *dra_store_obj_ref(dra_store_obj *o)
+{
+    if (o)
+        sval_ref(SVAL(o));
+    return o;
+}
+
+void dra_store_obj_unref(dra_store_obj *o)
+{
+    if (o)
+        sval_unref(SVAL(o));
+}
+
+void dra_store_event_fini(dra_store_event *ev)
+{
+    dra_store_obj_unref(ev->obj);
+    dra_store_obj_unref(ev->prev);
+    memset(ev, 0, sizeof *ev);
+}
+
+/* ---- resources and keys ----------------------------------------------------- */
+
+static size_t make_key(char *buf, const char *ns, const char *name)
+{
+    size_t a = strlen(ns), b = strlen(name);
+    if (a + b + 2 > KEY_MAX)
+        return 0;
+    memcpy(buf, ns, a);
+    buf[a] = '/';
+    memcpy(buf + a + 1, name, b + 1);
+    return a + 1 + b;
+}
+
+static sres *res_find(dra_store *s, const char *name)
+{
+    return dra_map_get(&s->resmap, name, strlen(name));
+}
+
+static void res_free(dra_store *s, sres *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->objs.n; i++) {
+        sentry *e = r->objs.entries[i].val;
+        if (r->objs.entries[i].key && e) {
+            sval_unref(e->cur);
+            dra_free(s->mem, e);
+        }
+    }
+    dra_map_fini(&r->objs);
+    for (size_t i = 0; i < r->n; i++) {
+        sevent *ev = &r->ring[(r->head + i) % r->cap];
+        sval_unref(ev->obj);
+        sval_unref(ev->prev);
+    }
+    dra_free(s->mem, r->ring);
+    dra_free(s->mem, r->name);
+    dra_free(s->mem, r);
+}
+
+/* Finds or creates the in-memory resource (the caller holds the write
+ * lock). NULL on ENOMEM. */
+static sres *res_get(dra_store *s, const char *name)
+{
+    sres *r = res_find(s, name);
+    if (r)
+        return r;
+    r = dra_calloc(s->mem, 1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->name = dra_strdup(s->mem, name);
+    dra_map_init(&r->objs, s->mem);
+    if (!r->name || dra_map_put(&s->resmap, r->name, strlen(r->name), r)) {
+        res_free(s, r);
+        return NULL;
+    }
+    return r;
+}
+
+static sevent *ring_at(sres *r, size_t i)
+{
+    return &r->ring[(r->head + i) % r->cap];
+}
+
+static dra_err ring_push(dra_store *s, sres *r, const sevent *ev)
+{
+    if (r->n == r->cap) {
+        size_t ncap = r->cap ? r->cap * 2 : 64;
+        sevent *nr = dra_calloc(s->mem, ncap, sizeof *nr);
+        if (!nr)
+            return DRA_ENOMEM;
+        for (size_t i = 0; i < r->n; i++)
+            nr[i] = *ring_at(r, i);
+        dra_free(s->mem, r->ring);
+        r->ring = nr;
+        r->cap = ncap;
+        r->head = 0;
+    }
+    *ring_at(r, r->n) = *ev;
+    r->n++;
+    s->hist_events++;
+    s->hist_bytes += ev->obj->pub.len;
+    return DRA_OK;
+}
+
+/* Index of the first event with rv > |after| (r->n when none). */
+static size_t ring_after(sres *r, uint64_t after)
+{
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ring_at(r, mid)->rv <= after)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Makes |v| (a new reference, or NULL to delete) the current state of
+ * |key| in |r|, updating the counters. The write lock is held. */
+static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
+                         sval *v)
+{
+    sentry *e = dra_map_get(&r->objs, key, keylen);
+    if (!v) {
+        if (e) {
+            s->nobjects--;
+            s->live_bytes -= e->cur->pub.len;
+            dra_map_del(&r->objs, key, keylen);
+            sval_unref(e->cur);
+            dra_free(s->mem, e);
+        }
+        return DRA_OK;
+    }
+    if (e) {
+        s->live_bytes -= e->cur->pub.len;
+        sval_unref(e->cur);
+        e->cur = v;
+        s->live_bytes += v->pub.len;
+        return DRA_OK;
+    }
+    e = dra_malloc(s->mem, sizeof *e + keylen + 1);
+    if (!e)
+        return DRA_ENOMEM;
+    memcpy(e->key, key, keylen + 1);
+    e->keylen = keylen;
+    e->cur = v;
+    if (dra_map_put(&r->objs, e->key, keylen, e)) {
+        dra_free(s->mem, e);
+        return DRA_ENOMEM;
+    }
+    s->nobjects++;
+    s->live_bytes += v->pub.len;
+    return DRA_OK;
+}
+
+/* ---- loading ------------------------------------------------------------------ */
+
+typedef struct loader {
+    dra_store *s;
+    dra_map byid; /* decimal id -> sres */
+    dra_map last; /* "res\x01ns/name" -> last event value (borrowed ref) */
+    dra_arena a;
+} loader;
+
+static sres *load_res(loader *l, int64_t id)
+{
+    char k[24];
+    int n = snprintf(k, sizeof k, "%lld", (long long)id);
+    return dra_map_get(&l->byid, k, (size_t)n);
+}
+
+static dra_err load_resource(void *ud, int64_t id, const char *name,
+                             uint64_t crv)
+{
+    loader *l = ud;
+    sres *r = res_get(l->s, name);
+    char *k;
+    if (!r)
+        return DRA_ENOMEM;
+    r->id = id;
+    r->compacted_rv = crv;
+    k = dra_arena_sprintf(&l->a, "%lld", (long long)id);
+    if (!k)
+        return DRA_ENOMEM;
+    return dra_map_put(&l->byid, k, strlen(k), r);
+}
+
+static dra_err load_object(void *ud, int64_t res, const char *ns,
+                           const char *name, uint64_t rv, const char *value,
+                           size_t len)
+{
+    loader *l = ud;
+    sres *r = load_res(l, res);
+    char key[KEY_MAX];
+    size_t kl = make_key(key, ns, name);
+    sval *v;
+    if (!r || !kl)
+        return DRA_OK; /* an orphan row: nothing refers to it */
+    v = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name);
+    if (!v)
+        return DRA_ENOMEM;
+    if (index_set(l->s, r, key, kl, v)) {
+        sval_unref(v);
+        return DRA_ENOMEM;
+    }
+    return DRA_OK;
+}
+
+static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
+                          const char *ns, const char *name, const char *value,
+                          size_t len)
+{
+    loader *l = ud;
+    sres *r = load_res(l, res);
+    char key[KEY_MAX], *lk;
+    size_t kl = make_key(key, ns, name);
+    sentry *e;
+    sevent ev = {rv, type, NULL, NULL};
+    if (!r || !kl || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
+        return DRA_OK;
+    e = dra_map_get(&r->objs, key, kl);
+    /* The newest event of a live object holds the same bytes as the
+     * object: share them. */
+    if (e && e->cur->pub.rv == rv)
+        ev.obj = sval_ref(e->cur);
+    else if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv,
+                                 ns, name)))
+        return DRA_ENOMEM;
+    lk = dra_arena_sprintf(&l->a, "%lld\x01%s", (long long)res, key);
+    if (!lk) {
+        sval_unref(ev.obj);
+        return DRA_ENOMEM;
+    }
+    if (type != DRA_STORE_ADDED)
+        ev.prev = sval_ref(dra_map_get(&l->last, lk, strlen(lk)));
+    if (ring_push(l->s, r, &ev) ||
+        dra_map_put(&l->last, lk, strlen(lk), ev.obj)) {
+        sval_unref(ev.obj);
+        sval_unref(ev.prev);
+        return DRA_ENOMEM;
+    }
+    return DRA_OK;
+}
+
+static dra_err store_load(dra_store *s, dra_diag *d)
+{
+    loader l = {.s = s};
+    sdb_load_cb cb = {load_resource, load_object, load_event, &l};
+    dra_err e;
+    dra_map_init(&l.byid, s->mem);
+    dra_map_init(&l.last, s->mem);
+    dra_arena_init(&l.a, s->mem);
+    e = sdb_load(s->db, &cb, &s->rv, d);
+    dra_map_fini(&l.byid);
+    dra_map_fini(&l.last);
+    dra_arena_fini(&l.a);
+    return e;
+}
+
+/* ---- open / close ---------------------------------------------------------------- */
+
+static void *writer_main(void *arg);
+
+static void store_free(dra_store *s)
+{
+    for (size_t i = 0; i < s->resmap.n; i++)
+        if (s->resmap.entries[i].key)
+            res_free(s, s->resmap.entries[i].val);
+    dra_map_fini(&s->resmap);
+    sdb_close(s->db);
+    pthread_rwlock_destroy(&s->lock);
+    pthread_mutex_destroy(&s->qlock);
+    pthread_cond_destroy(&s->qcv);
+    pthread_cond_destroy(&s->donecv);
+    pthread_mutex_destroy(&s->wlock);
+    pthread_mutex_destroy(&s->dblock);
+    dra_free(s->mem, s);
+}
+
+dra_err dra_store_open(const char *path, const dra_store_opts *opts,
+                       const dra_mem *mem, dra_store **out, dra_diag *d)
+{
+    dra_store *s;
+    dra_err e;
+    *out = NULL;
+    if (!path || !*path)
+        return DRA_EINVAL;
+    s = dra_calloc(mem, 1, sizeof *s);
+    if (!s)
+        return DRA_ENOMEM;
+    s->mem = mem;
+    if (opts)
+        s->opts = *opts;
+    if (!s->opts.history_min_bytes)
+        s->opts.history_min_bytes = 8u << 20;
+    if (!s->opts.history_max_events)
+        s->opts.history_max_events = 1000000;
+    if (!s->opts.compact_step)
+        s->opts.compact_step = 256;
+    dra_map_init(&s->resmap, mem);
+    pthread_rwlock_init(&s->lock, NULL);
+    pthread_mutex_init(&s->qlock, NULL);
+    pthread_cond_init(&s->qcv, NULL);
+    pthread_cond_init(&s->donecv, NULL);
+    pthread_mutex_init(&s->wlock, NULL);
+    pthread_mutex_init(&s->dblock, NULL);
+    if ((e = sdb_open(path, &s->opts, mem, &s->db, d)) ||
+        (e = store_load(s, d)))
+        goto fail;
+    if (pthread_create(&s->writer, NULL, writer_main, s)) {
+        dra_diag_add(d, "", 0, 0, "cannot start the store's writer thread");
+        e = DRA_EIO;
+        goto fail;
+    }
+    *out = s;
+    return DRA_OK;
+fail:
+    store_free(s);
+    return e;
+}
+
+void dra_store_close(dra_store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->qlock);
+    s->closing = 1;
+    pthread_cond_broadcast(&s->qcv);
+    pthread_mutex_unlock(&s->qlock);
+    pthread_join(s->writer, NULL);
+    store_free(s);
+}
+
+uint64_t dra_store_rv(dra_store *s)
+{
+    uint64_t rv;
+    pthread_rwlock_rdlock(&s->lock);
+    rv = s->rv;
+    pthread_rwlock_unlock(&s->lock);
+    return rv;
+}
+
+/* ---- reads ------------------------------------------------------------------------- */
+
+dra_err dra_store_get(dra_store *s, const char *resource, const char *ns,
+                      const char *name, dra_store_obj **out)
+{
+    char key[KEY_MAX];
+    size_t kl = make_key(key, ns ? ns : "", name ? name : "");
+    sres *r;
+    sentry *e = NULL;
+    *out = NULL;
+    if (!kl || !resource)
+        return DRA_ENOTFOUND;
+    pthread_rwlock_rdlock(&s->lock);
+    r = res_find(s, resource);
+    if (r)
+        e = dra_map_get(&r->objs, key, kl);
+    if (e)
+        *out = &sval_ref(e->cur)->pub;
+    pthread_rwlock_unlock(&s->lock);
+    return *out ? DRA_OK : DRA_ENOTFOUND;
+}
+
+static int item_cmp(const void *x, const void *y)
+{
+    const dra_store_item *a = x, *b = y;
+    int c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+static int after_pos(const sval *v, const char *ans, const char *aname)
+{
+    int c = strcmp(v->ns, ans);
+    return c > 0 || (c == 0 && strcmp(v->name, aname) > 0);
+}
+
+dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
+                       const char *after_ns, const char *after_name,
+                       size_t limit, dra_store_page *out, int *more)
+{
+    sres *r;
+    size_t n = 0;
+    memset(out, 0, sizeof *out);
+    if (more)
+        *more = 0;
+    pthread_rwlock_rdlock(&s->lock);
+    out->rv = s->rv;
+    r = resource ? res_find(s, resource) : NULL;
+    if (r && r->objs.live) {
+        out->items = dra_calloc(s->mem, r->objs.live, sizeof *out->items);
+        if (!out->items) {
+            pthread_rwlock_unlock(&s->lock);
+            return DRA_ENOMEM;
+        }
+        for (size_t i = 0; i < r->objs.n; i++) {
+            sentry *e = r->objs.entries[i].val;
+            if (!r->objs.entries[i].key || !e)
+                continue;
+            if (ns && strcmp(e->cur->ns, ns))
+                continue;
+            if (after_ns && after_name &&
+                !after_pos(e->cur, after_ns, after_name))
+                continue;
+            out->items[n].ns = e->cur->ns;
+            out->items[n].name = e->cur->name;
+            out->items[n].obj = &sval_ref(e->cur)->pub;
+            n++;
+        }
+    }
+    pthread_rwlock_unlock(&s->lock);
+    if (n > 1)
+        qsort(out->items, n, sizeof *out->items, item_cmp);
+    if (limit && n > limit) {
+        for (size_t i = limit; i < n; i++)
+            dra_store_obj_unref(out->items[i].obj);
+        n = limit;
+        if (more)
+            *more = 1;
+    }
+    out->n = n;
+    out->priv = (void *)s->mem;
+    return DRA_OK;
+}
+
+void dra_store_page_fini(dra_store_page *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        dra_store_obj_unref(l->items[i].obj);
+    dra_free(l->priv, l->items);
+    memset(l, 0, sizeof *l);
+}
+
+/* ---- writes: the producer side ------------------------------------------------------ */
+
+dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
+{
+    wreq q;
+    w->rv = 0;
+    w->obj = NULL;
+    w->msg[0] = '\0';
+    if (!w->resource || !*w->resource || !w->name || !*w->name || !w->ns ||
+        (!w->json && w->len) || (w->rv_at != DRA_STORE_NO_RV && w->rv_at > w->len) ||
+        w->op < DRA_STORE_CREATE || w->op > DRA_STORE_DELETE)
+        return DRA_EINVAL;
+    memset(&q, 0, sizeof q);
+    q.w = w;
+    q.keylen = make_key(q.key, w->ns, w->name);
+    if (!q.keylen)
+        return DRA_EINVAL;
+    if (!w->json)
+        w->json = "";
+    pthread_mutex_lock(&s->qlock);
+    if (s->closing) {
+        pthread_mutex_unlock(&s->qlock);
+        snprintf(w->msg, sizeof w->msg, "the store is closing");
+        return DRA_EUNAVAILABLE;
+    }
+    if (s->qtail)
+        s->qtail->next = &q;
+    else
+        s->qhead = &q;
+    s->qtail = &q;
+    pthread_cond_signal(&s->qcv);
+    while (!q.done)
+        pthread_cond_wait(&s->donecv, &s->qlock);
+    pthread_mutex_unlock(&s->qlock);
+    if (q.err == DRA_OK) {
+        w->rv = q.val->pub.rv;
+        w->obj = &q.val->pub; /* the writer left one reference for us */
+    }
+    return q.err;
+}
+
+/* ---- writes: the writer thread ------------------------------------------------------ */
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The state of |q|'s key as the batch so far leaves it: *found says
+ * whether an earlier request in the batch decided it. */
+static sval *batch_state(wreq *const *b, size_t i, int *found)
+{
+    for (size_t j = i; j-- > 0;) {
+        if (b[j]->err || b[j]->r != b[i]->r || b[j]->keylen != b[i]->keylen ||
+            memcmp(b[j]->key, b[i]->key, b[i]->keylen))
+            continue;
+        *found = 1;
+        return b[j]->type == DRA_STORE_DELETED ? NULL : b[j]->val;
+    }
+    *found = 0;
+    return NULL;
+}
+
+/* Resources the batch writes to get their database id first, each in
+ * its own small transaction (once per resource, ever). */
+static void batch_resources(dra_store *s, wreq **b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sres *r;
+        pthread_rwlock_wrlock(&s->lock);
+        r = res_get(s, b[i]->w->resource);
+        pthread_rwlock_unlock(&s->lock);
+        if (!r) {
+            b[i]->err = DRA_ENOMEM;
+            continue;
+        }
+        b[i]->r = r;
+        if (!r->id) {
+            int64_t id = 0;
+            dra_err e = sdb_resource_add(s->db, r->name, &id, b[i]->w->msg,
+                                         sizeof b[i]->w->msg);
+            if (e)
+                b[i]->err = e;
+            else
+                r->id = id; /* only this thread reads id */
+        }
+    }
+}
+
+/* Checks |q|'s precondition and builds its value; 0 when it stays in
+ * the batch. */
+static int batch_prepare(dra_store *s, wreq **b, size_t i, uint64_t rv)
+{
+    wreq *q = b[i];
+    dra_store_write *w = q->w;
+    int found;
+    sval *cur = batch_state(b, i, &found);
+    if (!found) {
+        sentry *e;
+        pthread_rwlock_rdlock(&s->lock);
+        e = dra_map_get(&q->r->objs, q->key, q->keylen);
+        cur = e ? e->cur : NULL;
+        pthread_rwlock_unlock(&s->lock);
+    }
+    if (w->op == DRA_STORE_CREATE && cur)
+        q->err = DRA_EEXIST;
+    else if (w->op != DRA_STORE_CREATE && !cur)
+        q->err = DRA_ENOTFOUND;
+    else if (w->op != DRA_STORE_CREATE && w->expect_rv && cur->pub.rv != w->expect_rv)
+        q->err = DRA_ECONFLICT;
+    if (q->err)
+        return 1;
+    q->type = w->op == DRA_STORE_CREATE   ? DRA_STORE_ADDED
+              : w->op == DRA_STORE_UPDATE ? DRA_STORE_MODIFIED
+                                          : DRA_STORE_DELETED;
+    q->prev = sval_ref(cur);
+    q->val = sval_new(s->mem, w->json, w->len, w->rv_at, rv, w->ns, w->name);
+    if (!q->val) {
+        q->err = DRA_ENOMEM;
+        sval_unref(q->prev);
+        q->prev = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+static dra_err batch_sql(dra_store *s, wreq *q)
+{
+    dra_store_write *w = q->w;
+    sval *v = q->val;
+    dra_err e;
+    if (q->type == DRA_STORE_DELETED)
+        e = sdb_del(s->db, q->r->id, w->ns, w->name, w->msg, sizeof w->msg);
+    else
+        e = sdb_put(s->db, q->r->id, w->ns, w->name, v->pub.rv, v->pub.json,
+                    v->pub.len, w->msg, sizeof w->msg);
+    if (!e)
+        e = sdb_event(s->db, v->pub.rv, q->type, q->r->id, w->ns, w->name,
+                      v->pub.json, v->pub.len, w->msg, sizeof w->msg);
+    return e;
+}
+
+static void batch_fail(wreq **b, size_t n, dra_err e, const char *msg)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (b[i]->err)
+            continue;
+        b[i]->err = e;
+        if (msg && b[i]->w->msg != msg)
+            snprintf(b[i]->w->msg, sizeof b[i]->w->msg, "%s", msg);
+        sval_unref(b[i]->val);
+        sval_unref(b[i]->prev);
+        b[i]->val = b[i]->prev = NULL;
+    }
+}
+
+/* Publishes a committed batch: index, histories, counters. */
+static void batch_apply(dra_store *s, wreq **b, size_t n, uint64_t rv)
+{
+    pthread_rwlock_wrlock(&s->lock);
+    for (size_t i = 0; i < n; i++) {
+        wreq *q = b[i];
+        sevent ev;
+        if (q->err)
+            continue;
+        ev.rv = q->val->pub.rv;
+        ev.type = q->type;
+        ev.obj = sval_ref(q->val);
+        ev.prev = q->prev; /* the event takes the request's reference */
+        q->prev = NULL;
+        /* Memory for the index entry or the ring can fail after the
+         * commit; the write is durable and the next restart shows it,
+         * so the in-memory copy only loses the history event. */
+        if (index_set(s, q->r, q->key, q->keylen,
+                      q->type == DRA_STORE_DELETED ? NULL : sval_ref(q->val)))
+            sval_unref(q->val);
+        if (ring_push(s, q->r, &ev)) {
+            sval_unref(ev.obj);
+            sval_unref(ev.prev);
+        }
+        s->writes++;
+    }
+    s->rv = rv;
+    s->batches++;
+    pthread_rwlock_unlock(&s->lock);
+}
+
+static void batch_notify(dra_store *s, wreq **b, size_t n)
+{
+    pthread_mutex_lock(&s->wlock);
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        if (b[i]->err)
+            continue;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !b[j]->err && b[j]->r == b[i]->r;
+        if (seen)
+            continue;
+        for (dra_store_watch *w = b[i]->r->watchers; w; w = w->next)
+            if (w->notify)
+                w->notify(w->ud);
+    }
+    pthread_mutex_unlock(&s->wlock);
+}
+
+static void batch_run_locked(dra_store *s, wreq **b, size_t n)
+{
+    uint64_t rv = s->rv; /* only this thread changes s->rv */
+    char msg[192] = "";
+    dra_err e;
+    int any = 0;
+    batch_resources(s, b, n);
+    for (size_t i = 0; i < n; i++) {
+        if (b[i]->err || batch_prepare(s, b, i, rv + 1))
+            continue;
+        if (!any && (e = sdb_begin(s->db, msg, sizeof msg))) {
+            batch_fail(b, n, e, msg);
+            return;
+        }
+        any = 1;
+        rv++;
+        if ((e = batch_sql(s, b[i]))) {
+            snprintf(msg, sizeof msg, "%s", b[i]->w->msg);
+            sdb_rollback(s->db);
+            batch_fail(b, n, e, msg);
+            return;
+        }
+    }
+    if (!any)
+        return;
+    if ((e = sdb_set_rv(s->db, rv, msg, sizeof msg)) ||
+        (e = sdb_commit(s->db, msg, sizeof msg))) {
+        sdb_rollback(s->db);
+        batch_fail(b, n, e, msg);
+        return;
+    }
+    batch_apply(s, b, n, rv);
+    batch_notify(s, b, n);
+}
+
+static void batch_run(dra_store *s, wreq **b, size_t n)
+{
+    pthread_mutex_lock(&s->dblock);
+    batch_run_locked(s, b, n);
+    pthread_mutex_unlock(&s->dblock);
+}
+
+/* ---- compaction -------------------------------------------------------------------- */
+
+/* The history's byte budget: three quarters of the live data (so that
+ * objects, history and the b-tree overhead stay near twice the live
+ * data on disk), but never below history_min_bytes. */
+static size_t hist_budget(const dra_store *s)
+{
+    size_t b = s->live_bytes / 4 * 3;
+    return b > s->opts.history_min_bytes ? b : s->opts.history_min_bytes;
+}
+
+static int over_budget(dra_store *s, size_t slack_num, size_t slack_den)
+{
+    size_t budget = hist_budget(s);
+    size_t maxev = s->opts.history_max_events;
+    return s->hist_bytes * slack_den > budget * slack_num ||
+           s->hist_events * slack_den > maxev * slack_num;
+}
+
+/* The resource holding the globally oldest event, or NULL. */
+static sres *oldest(dra_store *s, const size_t *skip)
+{
+    sres *best = NULL;
+    uint64_t brv = 0;
+    size_t k = 0;
+    for (size_t i = 0; i < s->resmap.n; i++) {
+        sres *r = s->resmap.entries[i].val;
+        if (!s->resmap.entries[i].key)
+            continue;
+        if (skip[k] < r->n && (!best || ring_at(r, skip[k])->rv < brv)) {
+            best = r;
+            brv = ring_at(r, skip[k])->rv;
+        }
+        k++;
+    }
+    return best;
+}
+
+static size_t res_index(dra_store *s, sres *r)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->resmap.n; i++) {
+        if (!s->resmap.entries[i].key)
+            continue;
+        if (s->resmap.entries[i].val == r)
+            return k;
+        k++;
+    }
+    return k;
+}
+
+/* One compaction step: drops up to compact_step of the oldest events,
+ * or until the history is back to 90% of its budget. Returns 1 when a
+ * step was taken. Runs on the writer thread (or with it stopped). */
+static int compact_step(dra_store *s)
+{
+    size_t nres, *skip, dropped = 0, freed = 0, nc = 0;
+    int64_t *ids;
+    uint64_t *crv, upto = 0, t0;
+    char msg[192];
+    int took = 0;
+    pthread_rwlock_rdlock(&s->lock);
+    if (!over_budget(s, 1, 1)) {
+        pthread_rwlock_unlock(&s->lock);
+        return 0;
+    }
+    nres = s->resmap.live;
+    skip = dra_calloc(s->mem, nres + 1, sizeof *skip);
+    ids = dra_calloc(s->mem, nres + 1, sizeof *ids);
+    crv = dra_calloc(s->mem, nres + 1, sizeof *crv);
+    if (!skip || !ids || !crv)
+        goto out;
+    while (dropped < s->opts.compact_step) {
+        sres *r = oldest(s, skip);
+        size_t k;
+        sevent *ev;
+        if (!r)
+            break;
+        k = res_index(s, r);
+        ev = ring_at(r, skip[k]++);
+        upto = ev->rv;
+        freed += ev->obj->pub.len;
+        dropped++;
+        if (s->hist_bytes - freed <= hist_budget(s) / 10 * 9 &&
+            (s->hist_events - dropped) * 10 <= s->opts.history_max_events * 9)
+            break;
+    }
+    for (size_t i = 0, k = 0; i < s->resmap.n; i++) {
+        sres *r = s->resmap.entries[i].val;
+        if (!s->resmap.entries[i].key)
+            continue;
+        if (skip[k] && r->id) {
+            ids[nc] = r->id;
+            crv[nc++] = ring_at(r, skip[k] - 1)->rv;
+        }
+        k++;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    if (!dropped)
+        goto freeout;
+    pthread_mutex_lock(&s->dblock);
+    t0 = now_us();
+    if (sdb_compact(s->db, upto, ids, crv, nc, msg, sizeof msg)) {
+        pthread_mutex_unlock(&s->dblock);
+        goto freeout; /* retried at the next step; history stays */
+    }
+    t0 = now_us() - t0;
+    pthread_rwlock_wrlock(&s->lock);
+    for (size_t i = 0; i < s->resmap.n; i++) {
+        sres *r = s->resmap.entries[i].val;
+        if (!s->resmap.entries[i].key)
+            continue;
+        while (r->n && ring_at(r, 0)->rv <= upto) {
+            sevent *ev = ring_at(r, 0);
+            r->compacted_rv = ev->rv;
+            s->hist_bytes -= ev->obj->pub.len;
+            s->hist_events--;
+            sval_unref(ev->obj);
+            sval_unref(ev->prev);
+            r->head = (r->head + 1) % r->cap;
+            r->n--;
+        }
+    }
+    s->compactions++;
+    if (t0 > s->compact_max_us)
+        s->compact_max_us = t0;
+    pthread_rwlock_unlock(&s->lock);
+    sdb_vacuum_step(s->db, 64);
+    pthread_mutex_unlock(&s->dblock);
+    took = 1;
+    goto freeout;
+out:
+    pthread_rwlock_unlock(&s->lock);
+freeout:
+    dra_free(s->mem, skip);
+    dra_free(s->mem, ids);
+    dra_free(s->mem, crv);
+    return took;
+}
+
+static int compact_needed(dra_store *s)
+{
+    int need;
+    pthread_rwlock_rdlock(&s->lock);
+    need = over_budget(s, 1, 1);
+    pthread_rwlock_unlock(&s->lock);
+    return need;
+}
+
+dra_err dra_store_compact(dra_store *s)
+{
+    /* Steps run here directly; the database lock serialises them with
+     * the writer's batches, and the queue lock with its own steps. */
+    pthread_mutex_lock(&s->qlock);
+    while (compact_needed(s) && compact_step(s))
+        ;
+    pthread_mutex_unlock(&s->qlock);
+    return DRA_OK;
+}
+
+static void *writer_main(void *arg)
+{
+    dra_store *s = arg;
+    wreq *b[BATCH_MAX];
+    pthread_mutex_lock(&s->qlock);
+    for (;;) {
+        size_t n = 0;
+        while (!s->qhead && !s->closing) {
+            if (compact_needed(s)) {
+                /* Steps are short and idempotent; producers may queue
+                 * meanwhile. */
+                pthread_mutex_unlock(&s->qlock);
+                compact_step(s);
+                pthread_mutex_lock(&s->qlock);
+                continue;
+            }
+            pthread_cond_wait(&s->qcv, &s->qlock);
+        }
+        if (!s->qhead && s->closing)
+            break;
+        while (s->qhead && n < BATCH_MAX) {
+            b[n++] = s->qhead;
+            s->qhead = s->qhead->next;
+        }
+        if (!s->qhead)
+            s->qtail = NULL;
+        pthread_mutex_unlock(&s->qlock);
+        batch_run(s, b, n);
+        pthread_mutex_lock(&s->qlock);
+        for (size_t i = 0; i < n; i++)
+            b[i]->done = 1;
+        pthread_cond_broadcast(&s->donecv);
+    }
+    pthread_mutex_unlock(&s->qlock);
+    return NULL;
+}
+
+/* ---- watch ---------------------------------------------------------------------------- */
+
+dra_err dra_store_watch_open(dra_store *s, const char *resource,
+                             const char *ns, uint64_t from_rv,
+                             void (*notify)(void *ud), void *ud,
+                             dra_store_watch **out)
+{
+    dra_store_watch *w;
+    sres *r;
+    dra_err e = DRA_OK;
+    *out = NULL;
+    if (!resource || !*resource)
+        return DRA_EINVAL;
+    w = dra_calloc(s->mem, 1, sizeof *w);
+    if (!w)
+        return DRA_ENOMEM;
+    if (ns && !(w->ns = dra_strdup(s->mem, ns))) {
+        dra_free(s->mem, w);
+        return DRA_ENOMEM;
+    }
+    w->s = s;
+    w->cursor = from_rv;
+    w->notify = notify;
+    w->ud = ud;
+    pthread_rwlock_wrlock(&s->lock);
+    r = res_get(s, resource);
+    if (!r)
+        e = DRA_ENOMEM;
+    else if (from_rv > s->rv)
+        e = DRA_ERANGE;
+    else if (from_rv < r->compacted_rv)
+        e = DRA_EGONE;
+    if (!e) {
+        w->r = r;
+        /* Registered under the index lock too, so no commit can slip
+         * between the version check and the registration unnoticed:
+         * the writer publishes under this lock before notifying. */
+        pthread_mutex_lock(&s->wlock);
+        w->next = r->watchers;
+        if (r->watchers)
+            r->watchers->prev = w;
+        r->watchers = w;
+        pthread_mutex_unlock(&s->wlock);
+    }
+    pthread_rwlock_unlock(&s->lock);
+    if (e) {
+        dra_free(s->mem, w->ns);
+        dra_free(s->mem, w);
+        return e;
+    }
+    *out = w;
+    return DRA_OK;
+}
+
+dra_err dra_store_watch_poll(dra_store_watch *w, dra_store_event *evs,
+                             size_t max, size_t *n)
+{
+    dra_store *s = w->s;
+    sres *r = w->r;
+    size_t k = 0, i;
+    *n = 0;
+    pthread_rwlock_rdlock(&s->lock);
+    if (w->cursor < r->compacted_rv) {
+        pthread_rwlock_unlock(&s->lock);
+        return DRA_EGONE;
+    }
+    for (i = ring_after(r, w->cursor); i < r->n && k < max; i++) {
+        sevent *ev = ring_at(r, i);
+        w->cursor = ev->rv;
+        if (w->ns && strcmp(ev->obj->ns, w->ns))
+            continue;
+        evs[k].type = (dra_store_event_type)ev->type;
+        evs[k].rv = ev->rv;
+        evs[k].ns = ev->obj->ns;
+        evs[k].name = ev->obj->name;
+        evs[k].obj = &sval_ref(ev->obj)->pub;
+        evs[k].prev = ev->prev ? &sval_ref(ev->prev)->pub : NULL;
+        k++;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    *n = k;
+    return DRA_OK;
+}
+
+uint64_t dra_store_watch_rv(dra_store_watch *w)
+{
+    dra_store *s = w->s;
+    uint64_t rv;
+    pthread_rwlock_rdlock(&s->lock);
+    rv = ring_after(w->r, w->cursor) < w->r->n ? w->cursor : s->rv;
+    pthread_rwlock_unlock(&s->lock);
+    return rv;
+}
+
+void dra_store_watch_close(dra_store_watch *w)
+{
+    dra_store *s;
+    if (!w)
+        return;
+    s = w->s;
+    pthread_mutex_lock(&s->wlock);
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        w->r->watchers = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    pthread_mutex_unlock(&s->wlock);
+    dra_free(s->mem, w->ns);
+    dra_free(s->mem, w);
+}
+
+/* ---- figures ------------------------------------------------------------------------ */
+
+dra_err dra_store_stats_get(dra_store *s, dra_store_stats *st)
+{
+    dra_err e;
+    memset(st, 0, sizeof *st);
+    pthread_rwlock_rdlock(&s->lock);
+    st->objects = s->nobjects;
+    st->live_bytes = s->live_bytes;
+    st->history_events = s->hist_events;
+    st->history_bytes = s->hist_bytes;
+    st->rv = s->rv;
+    st->batches = s->batches;
+    st->writes = s->writes;
+    st->compactions = s->compactions;
+    st->compact_max_us = s->compact_max_us;
+    pthread_rwlock_unlock(&s->lock);
+    pthread_mutex_lock(&s->dblock);
+    e = sdb_sizes(s->db, &st->db_bytes, &st->wal_bytes);
+    pthread_mutex_unlock(&s->dblock);
+    return e;
+}
