@@ -70,6 +70,21 @@ typedef struct dra_kstatus {
  * DRA_ETIMEOUT; anything else DRA_EIO. */
 dra_err dra_cluster_code_err(int code, const char *reason);
 
+/* Decodes an error answer for a transport or a caller holding a raw
+ * response: fills |st| (may be NULL) from the Status in |body| (|len|
+ * bytes, may be NULL), or, when the body is not a Status, with the
+ * reason and message client-go gives such answers ("the server could not
+ * find the requested resource", ...; a 409 without a Status is
+ * AlreadyExists for |method| POST, else Conflict). Returns
+ * dra_cluster_code_err(code, reason). |mem| may be NULL. */
+dra_err dra_cluster_status_decode(int code, const char *method,
+                                  const char *body, size_t len,
+                                  const dra_mem *mem, dra_kstatus *st);
+/* The same from a parsed Status document (a watch ERROR event's object,
+ * say); |code| 0 takes the Status' own code. */
+dra_err dra_cluster_status_doc(const dra_doc *status, int code,
+                               const char *method, dra_kstatus *st);
+
 /* ---- the transport ---------------------------------------------------- */
 
 /* One request. |path| is absolute and unescaped segments are the
@@ -169,7 +184,10 @@ dra_err dra_cluster_list(dra_cluster *c, const dra_gvr *r, const char *ns,
                          const dra_list_opts *opts, dra_arena *a,
                          dra_doc **out, dra_kstatus *st);
 /* Every page of a list, concatenated into one List document; *rv (may be
- * NULL) receives the resourceVersion of the first page, in |a|. */
+ * NULL) receives the resourceVersion of the first page, in |a|. Pages of
+ * opts->limit items (500 when 0); an expired continue token (410) falls
+ * back to one unpaged list. Items lacking apiVersion/kind get the list's
+ * (kind without "List"), as kubectl does. */
 dra_err dra_cluster_list_all(dra_cluster *c, const dra_gvr *r,
                              const char *ns, const dra_list_opts *opts,
                              dra_arena *a, dra_doc **out, const char **rv,
@@ -275,6 +293,10 @@ dra_err dra_watch_next(dra_watch *w, int timeout_ms, dra_arena *a,
 /* Makes a blocked or later dra_watch_next return DRA_ECANCELED. Safe from
  * any thread while another uses |w|. */
 void dra_watch_cancel(dra_watch *w);
+/* For an ERROR event, the error its Status maps to (DRA_EGONE for 410
+ * Expired/Gone: relist; DRA_EIO when the Status has no code) and |st|
+ * (may be NULL) filled from it; DRA_OK for every other event type. */
+dra_err dra_watch_event_err(const dra_watch_event *ev, dra_kstatus *st);
 void dra_watch_close(dra_watch *w); /* NULL: no-op */
 
 /* ---- reflector: list + watch with resume --------------------------------
@@ -308,8 +330,9 @@ dra_err dra_reflector_start(dra_cluster *c, const dra_reflector_opts *opts,
                             dra_reflector **out);
 /* 1 once on_synced has been called for the first list. */
 int dra_reflector_synced(const dra_reflector *r);
-/* Stops the thread (cancelling a blocked watch) and frees the
- * reflector. No callback runs after this returns. NULL: no-op. */
+/* Stops the thread (cancelling a blocked watch; a list in flight ends
+ * at the transport's request timeout) and frees the reflector. No
+ * callback runs after this returns. Not from a callback. NULL: no-op. */
 void dra_reflector_stop(dra_reflector *r);
 
 /* ---- small helpers on object documents -------------------------------- */
