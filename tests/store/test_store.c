@@ -586,5 +586,7 @@ int main(void)
         cmocka_unit_test(test_full),
         cmocka_unit_test(test_bad_file),
     };
+    if (getenv("DRA_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("DRA_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
