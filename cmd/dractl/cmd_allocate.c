@@ -175,10 +175,20 @@ static dra_object *make_claim(run *r, const dra_object *pod, const dra_pod_resou
     return c;
 }
 
+/* One failure: "pod NS/NAME: " before the text, but not "claim NS/NAME: "
+ * when the text names the claim already (explanations and the library's
+ * errors do). */
 static void report(run *r, const char *what, const char *text)
 {
     FILE *f = r->explain_only ? r->ctx->out : r->ctx->err;
-    fprintf(f, "%s: %s\n", what, text);
+    size_t n = strlen(what);
+    const char *at = strncmp(what, "claim ", 6) == 0 ? strstr(text, what) : NULL;
+    while (at && at[n] != ':' && at[n] != ',')
+        at = strstr(at + 1, what);
+    if (at)
+        fprintf(f, "%s\n", text);
+    else
+        fprintf(f, "%s: %s\n", what, text);
 }
 
 /* The node a pod is bound to must satisfy its allocated claims too. */
@@ -229,7 +239,7 @@ static int run_job(run *r, const job *j)
         fprintf(r->ctx->out, "%s: can be allocated on node %s\n", j->what, o.node);
     if (err != DRA_OK) {
         r->failed = 1;
-        if (err == DRA_EUNSAT && o.explanation)
+        if (o.explanation) /* also for a missing class: every request explained */
             report(r, j->what, o.explanation);
         else
             report(r, j->what, dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(err));

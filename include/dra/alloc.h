@@ -268,6 +268,27 @@ typedef struct dra_alloc_claim_result {
     const dra_alloc_node_selector *node_selector;
 } dra_alloc_claim_result;
 
+/* ---- explanations (as data) -----------------------------------------------
+ * Why claims could not be allocated, one sentence per request, the same
+ * words as dra_alloc_outcome.explanation (which is built from these).
+ * Everything lives in the outcome's arena. */
+typedef struct dra_alloc_why_request {
+    const char *request; /* "req", or "req/sub" for each firstAvailable alternative */
+    const char *text;    /* one sentence, without the request name: "none of the 4
+                          * devices of class gpu fits, 1 needed: 4 do not match
+                          * selector #0 (memory is 189471Mi, needs more than 200Gi)" */
+    int enough;          /* it has enough usable devices on its own */
+} dra_alloc_why_request;
+
+typedef struct dra_alloc_why_claim {
+    const dra_alloc_claim *claim;
+    const char *name;                  /* "namespace/name" */
+    dra_alloc_why_request *requests;   /* in request order, alternatives in order */
+    size_t nrequests;
+    const char **constraints;          /* one sentence per constraint */
+    size_t nconstraints;
+} dra_alloc_why_claim;
+
 /* What one allocate/schedule call produced. Initialise with
  * dra_alloc_outcome_init, release with dra_alloc_outcome_fini; a used
  * outcome can be passed again (it is reset). */
@@ -276,8 +297,20 @@ typedef struct dra_alloc_outcome {
     const char *node;               /* the node allocated for */
     dra_alloc_claim_result *claims; /* one per input claim, same order */
     size_t nclaims;
-    char *explanation;              /* on DRA_EUNSAT (if enabled), in arena */
+    /* With explanations enabled: on DRA_EUNSAT, and on the errors that
+     * concern the claims themselves (DRA_ENOTFOUND for a missing class,
+     * a selector that does not compile), why; in arena. The first line
+     * says where ("cannot allocate all claims on node X" / "on any node
+     * (N nodes)"), then per claim "claim NS/NAME:" and one indented line
+     * per request ("  request gpu: ...") and constraint, and a last line
+     * when every request fits on its own but not together. */
+    char *explanation;
     uint64_t steps;                 /* search steps taken */
+    /* The same explanation as data (additive; NULL/0 when none). */
+    const char *why_where;          /* the first line of |explanation| */
+    dra_alloc_why_claim *why;       /* one per input claim, same order */
+    size_t nwhy;
+    const char *why_together;       /* the last line, or NULL */
 } dra_alloc_outcome;
 
 void dra_alloc_outcome_init(dra_alloc_outcome *o, const dra_mem *mem);

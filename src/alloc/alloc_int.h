@@ -61,7 +61,9 @@ typedef struct a_pool {
     const dra_alloc_slice **slices; /* at generation |gen|, sorted by name */
     size_t nslices;
     a_pool_state state;
-    const char *why; /* invalid reason */
+    const char *why; /* invalid (or incomplete) reason */
+    const char **sets; /* counter-set names of the pool, empty sets included */
+    size_t nsets;
     int binding;     /* has devices with binding conditions */
     int global;      /* has slices not bound to one node */
     uint32_t dev_begin, dev_end;
@@ -90,6 +92,7 @@ typedef struct a_prog {
     dra_err err;
     const char *msg;
     int driver_only; /* never names attributes, capacity or allowMultipleAllocations */
+    void *why;       /* explain_sel.c: its terms, built on first use */
 } a_prog;
 
 /* Results of driver-only programs depend on the driver alone, so they are
@@ -185,6 +188,7 @@ typedef struct s_alt {
     int64_t count;
     uint32_t *all; /* All mode: the devices it must take */
     a_qn *capreq;  /* per cap_requests entry */
+    const char *broken; /* explaining: why it cannot be tried (no class, bad selector) */
 } s_alt;
 
 typedef struct s_req {
@@ -228,6 +232,11 @@ typedef struct s_state {
     uint64_t steps;
     dra_err err; /* set with S_ERR */
     dra_diag *d;
+    /* Explaining: a missing class or a selector that does not compile
+     * marks its alternative broken and sets |fatal| instead of stopping
+     * the pre-pass, so every other request is still explained. */
+    int lenient;
+    dra_err fatal;
 } s_state;
 
 /* search.c: the individual checks, shared with explain.c */
@@ -235,11 +244,21 @@ int alloc_tolerated(const a_dev *v, const dra_alloc_devreq *r) DRA_HIDDEN;
 /* 1 when the device has room for the request's capacity; fills
  * |consumed| (per device capacity) when not NULL. */
 int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed) DRA_HIDDEN;
+/* 1 when the device could hold the request were none of its capacity in
+ * use: names present, policy satisfied, amount within the total. */
+int alloc_cap_fit_total(const a_dev *v, const s_alt *alt) DRA_HIDDEN;
 int alloc_counters_fit(const dra_allocator *a, const a_dev *v) DRA_HIDDEN;
 const char *alloc_claim_name(dra_arena *ar, const dra_alloc_claim *c) DRA_HIDDEN;
 
+int alloc_sel_eval(dra_allocator *a, dra_arena *ar, const dra_alloc_claim *cl,
+                   const s_alt *alt, size_t k, a_dev *v, dra_diag *d) DRA_HIDDEN;
+
 /* result.c */
 dra_err alloc_build_results(s_state *S, dra_alloc_outcome *out) DRA_HIDDEN;
+
+/* explain_sel.c: appends to |b| why program |id| is false on |v|, in
+ * words ("memory is 189471Mi, needs more than 200Gi"). DRA_OK, DRA_ENOMEM. */
+dra_err alloc_sel_why(dra_allocator *a, uint32_t id, a_dev *v, dra_buf *b) DRA_HIDDEN;
 
 /* explain.c */
 dra_err alloc_explain(s_state *S, dra_alloc_outcome *out) DRA_HIDDEN;

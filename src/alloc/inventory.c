@@ -409,27 +409,45 @@ static a_counter *find_counter(dra_allocator *a, const a_pool *p, const char *se
     return NULL;
 }
 
-static void invalidate(dra_allocator *a, a_pool *p, const char *fmt, const char *what)
+static void invalidate(dra_allocator *a, a_pool *p, const char *fmt, const char *x,
+                       const char *y)
 {
-    if (p->state == A_POOL_INVALID)
+    /* An incomplete pool stays incomplete: Kubernetes validates only
+     * complete ones. */
+    if (p->state != A_POOL_OK)
         return;
     p->state = A_POOL_INVALID;
-    p->why = dra_arena_sprintf(&a->arena, fmt, what);
+    p->why = dra_arena_sprintf(&a->arena, fmt, x, y);
 }
 
-/* Counter sets of a pool: names unique across the pool. */
+static int has_set(const a_pool *p, const char *name)
+{
+    for (size_t i = 0; i < p->nsets; i++)
+        if (strcmp(p->sets[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Counter sets of a pool: names unique across the pool. A set without
+ * counters is still a set: it takes its name, and a device may name it
+ * (the pool is checked as Kubernetes checks it, whatever the counters). */
 static dra_err add_counters(dra_allocator *a, a_pool *p, size_t *cap)
 {
+    size_t nsets = 0;
     p->ctr_begin = (uint32_t)a->ncounters;
+    for (size_t i = 0; i < p->nslices; i++)
+        nsets += p->slices[i]->nshared_counters;
+    if (!(p->sets = dra_arena_array(&a->arena, nsets + 1, sizeof *p->sets)))
+        return DRA_ENOMEM;
     for (size_t i = 0; i < p->nslices; i++) {
         const dra_alloc_slice *s = p->slices[i];
         for (size_t j = 0; j < s->nshared_counters; j++) {
             const dra_alloc_counter_set *cs = &s->shared_counters[j];
-            for (uint32_t c = p->ctr_begin; c < a->ncounters; c++)
-                if (strcmp(a->counters[c].set, cs->name) == 0) {
-                    invalidate(a, p, "duplicate counter set name %s", cs->name);
-                    break;
-                }
+            if (has_set(p, cs->name)) {
+                invalidate(a, p, "duplicate counter set name %s%s", cs->name, "");
+                continue;
+            }
+            p->sets[p->nsets++] = cs->name;
             for (size_t k = 0; k < cs->ncounters; k++) {
                 a_counter *c;
                 if (dra_grow(a->mem, (void **)&a->counters, cap, a->ncounters + 1,
@@ -479,7 +497,7 @@ static dra_err add_device(dra_allocator *a, a_pool *p, uint32_t pid,
     if (!key)
         return DRA_ENOMEM;
     if (dra_map_get(&a->dev_by_key, key, klen))
-        invalidate(a, p, "duplicate device name %s", dv->name);
+        invalidate(a, p, "duplicate device name %s%s", dv->name, "");
     else if (dra_map_put(&a->dev_by_key, key, klen, v))
         return DRA_ENOMEM;
     const char *nn = s->per_device_node_selection ? dv->node_name : s->node_name;
@@ -505,10 +523,15 @@ static dra_err add_device(dra_allocator *a, a_pool *p, uint32_t pid,
         return DRA_ENOMEM;
     for (size_t i = 0; i < dv->nconsumes; i++) {
         const dra_alloc_counter_set *cs = &dv->consumes[i];
+        if (!has_set(p, cs->name)) { /* even when it lists no counters */
+            invalidate(a, p, "counter set %s not found%s", cs->name, "");
+            continue;
+        }
         for (size_t k = 0; k < cs->ncounters; k++) {
             a_counter *c = find_counter(a, p, cs->name, cs->counters[k].name);
             if (!c) {
-                invalidate(a, p, "device consumes unknown counter %s", cs->counters[k].name);
+                invalidate(a, p, "counter %s not found in counter set %s", cs->counters[k].name,
+                           cs->name);
                 continue;
             }
             v->cons[v->ncons].counter = (uint32_t)(c - a->counters);
@@ -536,8 +559,17 @@ static dra_err build_pool(dra_allocator *a, grp *g, size_t *ccap)
     p->gen = g->v[0]->generation;
     p->expected = g->v[0]->slice_count;
     p->binding = g->binding;
-    if ((int64_t)g->n < p->expected)
+    /* Usable only with exactly resourceSliceCount slices at the newest
+     * generation: fewer means an update is under way, and so may more
+     * (Kubernetes treats both as incomplete). */
+    if ((int64_t)g->n != p->expected) {
         p->state = A_POOL_INCOMPLETE;
+        p->why = dra_arena_sprintf(&a->arena, "%zu slice%s at generation %lld where "
+                                   "resourceSliceCount says %lld", g->n, g->n == 1 ? "" : "s",
+                                   (long long)p->gen, (long long)p->expected);
+        if (!p->why)
+            return DRA_ENOMEM;
+    }
     if ((err = add_counters(a, p, ccap)) != DRA_OK)
         return err;
     for (size_t i = 0; i < g->n; i++) {

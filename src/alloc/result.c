@@ -184,6 +184,24 @@ static dra_err class_configs(s_state *S, uint32_t ci, dra_alloc_config_result *o
     return DRA_OK;
 }
 
+/* A claim config applies when it names no request (all), a request of
+ * the claim (a parent covers whichever subrequest was chosen), or the
+ * chosen subrequest as "req/sub". A config for a subrequest that was not
+ * chosen is left out, as Kubernetes does. */
+static int claim_config_applies(const s_state *S, uint32_t ci, const dra_alloc_config *cfg)
+{
+    if (!cfg->nrequests)
+        return 1;
+    for (uint32_t i = S->claim_req0[ci]; i < S->claim_req0[ci + 1]; i++) {
+        const s_req *q = &S->reqs[i];
+        for (size_t k = 0; k < cfg->nrequests; k++)
+            if (strcmp(cfg->requests[k], q->r->name) == 0 ||
+                strcmp(cfg->requests[k], q->alts[q->chosen].name) == 0)
+                return 1;
+    }
+    return 0;
+}
+
 static dra_err configs(s_state *S, uint32_t ci, dra_alloc_claim_result *cr)
 {
     const dra_alloc_claim *cl = S->claims[ci];
@@ -198,7 +216,10 @@ static dra_err configs(s_state *S, uint32_t ci, dra_alloc_claim_result *cr)
     if ((err = class_configs(S, ci, cr->config, &cr->nconfig)) != DRA_OK)
         return err;
     for (size_t k = 0; k < cl->nconfig; k++) {
-        dra_alloc_config_result *c = &cr->config[cr->nconfig++];
+        dra_alloc_config_result *c;
+        if (!claim_config_applies(S, ci, &cl->config[k]))
+            continue;
+        c = &cr->config[cr->nconfig++];
         c->source = DRA_ALLOC_FROM_CLAIM;
         c->requests = cl->config[k].requests;
         c->nrequests = cl->config[k].nrequests;

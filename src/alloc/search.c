@@ -108,7 +108,7 @@ static int cap_amount(const dra_alloc_capacity *c, const a_qn *req, a_qn *out)
     return 1;
 }
 
-int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed)
+static int cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed, int total_only)
 {
     const dra_alloc_devreq *r = alt->r;
     const char *drv = v->s->driver;
@@ -131,7 +131,7 @@ int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed)
             continue;
         if (!cap_amount(cap, req, &amount))
             return 0;
-        if (v->multi)
+        if (v->multi && !total_only)
             avail -= v->cap_used[c] + v->cap_att[c];
         if (amount > avail)
             return 0;
@@ -139,6 +139,16 @@ int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed)
             consumed[c] = amount;
     }
     return 1;
+}
+
+int alloc_cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed)
+{
+    return cap_fit(v, alt, consumed, 0);
+}
+
+int alloc_cap_fit_total(const a_dev *v, const s_alt *alt)
+{
+    return cap_fit(v, alt, NULL, 1);
 }
 
 int alloc_counters_fit(const dra_allocator *a, const a_dev *v)
@@ -242,15 +252,42 @@ static void unplace(s_state *S)
     S->claim_nres[claim]--;
 }
 
+/* Selector |k| of |alt| on |v|: 1 selected, 0 not, or a negative error
+ * code with the message in |d| worded as Kubernetes words it ("class C:
+ * selector #I: CEL runtime error: ..." or "selector #I: CEL runtime
+ * error: ..."), after the claim and request and with the device named. */
+int alloc_sel_eval(dra_allocator *a, dra_arena *ar, const dra_alloc_claim *cl,
+                   const s_alt *alt, size_t k, a_dev *v, dra_diag *d)
+{
+    dra_diag ed;
+    int r;
+    dra_diag_init(&ed, a->mem);
+    r = alloc_prog_eval(a, alt->sel[k], v, &ed);
+    if (r < 0 && r != DRA_ENOMEM) {
+        const char *msg = dra_diag_first(&ed) ? dra_diag_first(&ed) : dra_strerror(r);
+        if (k < alt->nclass_sel)
+            dra_diag_add(d, "", 0, 0,
+                         "claim %s, request %s: class %s: selector #%zu: CEL runtime error: "
+                         "%s (device %s/%s/%s)",
+                         alloc_claim_name(ar, cl), alt->name, alt->cls->name, k, msg,
+                         v->s->driver, v->s->pool, v->d->name);
+        else
+            dra_diag_add(d, "", 0, 0,
+                         "claim %s, request %s: selector #%zu: CEL runtime error: %s "
+                         "(device %s/%s/%s)",
+                         alloc_claim_name(ar, cl), alt->name, k - alt->nclass_sel, msg,
+                         v->s->driver, v->s->pool, v->d->name);
+    }
+    dra_diag_fini(&ed);
+    return r;
+}
+
 /* Class and request selectors; 1 selected, 0 not, S_ERR on an error. */
 static int selected(s_state *S, const s_alt *alt, a_dev *v, uint32_t claim)
 {
     for (size_t i = 0; !alt->all && i < alt->nsel; i++) {
-        int r = alloc_prog_eval(S->a, alt->sel[i], v, S->d);
+        int r = alloc_sel_eval(S->a, S->ar, S->claims[claim], alt, i, v, S->d);
         if (r < 0) {
-            dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device %s/%s/%s: selector: %s",
-                         alloc_claim_name(S->ar, S->claims[claim]), alt->name, v->s->driver,
-                         v->s->pool, v->d->name, S->a->progs[alt->sel[i]].expr);
             S->err = (dra_err)r;
             return S_ERR;
         }
@@ -458,6 +495,18 @@ static int s_request(s_state *S, uint32_t ri)
 
 /* ---- pre-pass ------------------------------------------------------------------------ */
 
+/* Explaining: records why |alt| cannot be tried (|msg|, the words after
+ * "claim X, request Y: ", in S->ar) and lets the pre-pass go on. */
+static dra_err broken(s_state *S, s_alt *alt, dra_err why, const char *msg)
+{
+    if (!(alt->broken = msg))
+        return DRA_ENOMEM;
+    alt->nsel = alt->nclass_sel = 0;
+    if (!S->fatal)
+        S->fatal = why;
+    return DRA_OK;
+}
+
 static dra_err prep_selectors(s_state *S, const dra_alloc_claim *cl, s_alt *alt)
 {
     dra_allocator *a = S->a;
@@ -476,13 +525,23 @@ static dra_err prep_selectors(s_state *S, const dra_alloc_claim *cl, s_alt *alt)
         p = &a->progs[alt->sel[i]];
         if (p->err != DRA_OK) {
             if (from_class)
-                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: class %s: selector #%zu: %s",
+                dra_diag_add(S->d, "", 0, 0,
+                             "claim %s, request %s: class %s: selector #%zu: CEL compile error: %s",
                              alloc_claim_name(S->ar, cl), alt->name, alt->cls->name, i, p->msg);
             else
-                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: selector #%zu: %s",
+                dra_diag_add(S->d, "", 0, 0,
+                             "claim %s, request %s: selector #%zu: CEL compile error: %s",
                              alloc_claim_name(S->ar, cl), alt->name, i - alt->cls->nselectors,
                              p->msg);
-            return p->err;
+            if (!S->lenient)
+                return p->err;
+            return broken(S, alt, p->err,
+                          from_class ? dra_arena_sprintf(S->ar, "class %s: selector #%zu: CEL "
+                                                         "compile error: %s", alt->cls->name, i,
+                                                         p->msg)
+                                     : dra_arena_sprintf(S->ar, "selector #%zu: CEL compile "
+                                                         "error: %s", i - alt->cls->nselectors,
+                                                         p->msg));
         }
     }
     alt->nsel = n;
@@ -514,22 +573,16 @@ static dra_err prep_all(s_state *S, const dra_alloc_claim *cl, s_alt *alt)
         a_dev *v = &a->devs[n->view[i]];
         int ok = 1;
         for (size_t k = 0; ok && k < alt->nsel; k++) {
-            int r = alloc_prog_eval(a, alt->sel[k], v, S->d);
-            if (r < 0) {
-                dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device %s/%s/%s: selector: %s",
-                             alloc_claim_name(S->ar, cl), alt->name, v->s->driver, v->s->pool,
-                             v->d->name, a->progs[alt->sel[k]].expr);
+            int r = alloc_sel_eval(a, S->ar, cl, alt, k, v, S->d);
+            if (r < 0)
                 return (dra_err)r;
-            }
             ok = r;
         }
-        for (size_t k = 0; ok && k < alt->r->ncap_requests; k++) {
-            size_t c = 0;
-            while (c < v->d->ncaps && !name_eq(v->s->driver, v->d->caps[c].name,
-                                               alt->r->cap_requests[k].name))
-                c++;
-            ok = c < v->d->ncaps;
-        }
+        /* A device that could not hold the request even when unused is
+         * not part of "all" (kubernetes#140769); one that is merely full
+         * right now is, and fails the request in the search. */
+        if (ok && !alloc_cap_fit_total(v, alt))
+            ok = 0;
         if (ok)
             alt->all[cnt++] = n->view[i];
     }
@@ -551,10 +604,17 @@ static dra_err prep_alt(s_state *S, const dra_alloc_claim *cl, const dra_alloc_r
         dra_diag_add(S->d, "", 0, 0, "claim %s, request %s: device class %s does not exist",
                      alloc_claim_name(S->ar, cl), alt->name,
                      r->class_name ? r->class_name : "(none)");
-        return DRA_ENOTFOUND;
+        if (!S->lenient)
+            return DRA_ENOTFOUND;
+        alt->count = r->mode == DRA_ALLOC_ALL ? 0 : r->count > 0 ? r->count : 1;
+        return broken(S, alt, DRA_ENOTFOUND,
+                      dra_arena_sprintf(S->ar, "device class %s does not exist",
+                                        r->class_name ? r->class_name : "(none)"));
     }
-    if ((err = prep_selectors(S, cl, alt)) != DRA_OK)
+    if ((err = prep_selectors(S, cl, alt)) != DRA_OK || alt->broken) {
+        alt->count = r->mode == DRA_ALLOC_ALL ? 0 : r->count > 0 ? r->count : 1;
         return err;
+    }
     alt->capreq = dra_arena_array(S->ar, r->ncap_requests + 1, sizeof *alt->capreq);
     if (!alt->capreq)
         return DRA_ENOMEM;
@@ -672,6 +732,10 @@ static void outcome_reset(dra_alloc_outcome *o)
     o->nclaims = 0;
     o->explanation = NULL;
     o->steps = 0;
+    o->why_where = NULL;
+    o->why = NULL;
+    o->nwhy = 0;
+    o->why_together = NULL;
 }
 
 static dra_err invalid_pools(s_state *S)
@@ -708,10 +772,17 @@ static dra_err run_on_node(dra_allocator *a, a_node *n, const dra_alloc_claim *c
     S.nclaims = nclaims;
     S.ar = &out->arena;
     S.d = d;
+    S.lenient = explain;
     outcome_reset(out);
     out->node = n->name;
     if ((err = alloc_node_view(a, n)) != DRA_OK || (err = prep(&S)) != DRA_OK)
         goto done;
+    if (S.fatal) { /* a missing class or a broken selector: explain them all */
+        err = S.fatal;
+        if (alloc_explain(&S, out) == DRA_ENOMEM)
+            err = DRA_ENOMEM;
+        goto done;
+    }
     r = s_request(&S, 0);
     out->steps = S.steps;
     if (r == S_FOUND) {
@@ -782,25 +853,40 @@ static int32_t lower_bound(const dra_allocator *a, const dra_alloc_claim *const 
     return k > INT32_MAX ? INT32_MAX : (int32_t)k;
 }
 
+/* Explains across all nodes. With |fatal_only|, only when the pre-pass
+ * finds a missing class or a broken selector (DRA_OK back otherwise, and
+ * nothing in |d|); the error code is returned then. */
 static dra_err explain_all_nodes(dra_allocator *a, const dra_alloc_claim *const *claims,
-                                 size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
+                                 size_t nclaims, int fatal_only, dra_alloc_outcome *out,
+                                 dra_diag *d)
 {
     s_state S;
+    dra_diag pd;
     dra_err err;
     memset(&S, 0, sizeof S);
     S.a = a;
     S.claims = claims;
     S.nclaims = nclaims;
     S.ar = &out->arena;
-    S.d = d;
+    S.lenient = 1;
+    dra_diag_init(&pd, a->mem);
+    S.d = &pd;
     outcome_reset(out);
-    if ((err = prep(&S)) != DRA_OK)
+    err = prep(&S);
+    if (err == DRA_OK && fatal_only && !S.fatal) {
+        dra_diag_fini(&pd);
+        return DRA_OK;
+    }
+    for (size_t i = 0; i < pd.n; i++)
+        dra_diag_add(d, "", 0, 0, "%s", pd.v[i].msg);
+    dra_diag_fini(&pd);
+    if (err == DRA_OK)
+        err = alloc_explain(&S, out);
+    if (err != DRA_OK)
         return err;
-    if ((err = alloc_explain(&S, out)) != DRA_OK)
-        return err;
-    if (out->explanation)
+    if (out->explanation && !S.fatal)
         dra_diag_add(d, "", 0, 0, "%s", out->explanation);
-    return DRA_EUNSAT;
+    return S.fatal ? S.fatal : DRA_EUNSAT;
 }
 
 /* ---- scheduling memo ---------------------------------------------------------------------- */
@@ -935,10 +1021,15 @@ dra_err dra_allocator_schedule_where(dra_allocator *a, const dra_alloc_claim *co
         }
         if (err == DRA_EINVALID)
             invalid = 1;
-        else if (err != DRA_EUNSAT)
+        else if (err != DRA_EUNSAT) {
             /* A fatal error (unknown class, CEL error) is the same on every
-             * node: report it as Kubernetes does, with the message. */
+             * node: report it as Kubernetes does, with the message, and
+             * explain every request when it is about the claims. */
+            if (a->opts.explain &&
+                (err = explain_all_nodes(a, claims, nclaims, 1, out, d)) != DRA_OK)
+                return err;
             return run_on_node(a, n, claims, nclaims, 0, out, d);
+        }
         memo->cursor = from;
     }
     if (invalid)
@@ -947,7 +1038,7 @@ dra_err dra_allocator_schedule_where(dra_allocator *a, const dra_alloc_claim *co
         outcome_reset(out);
         return DRA_EUNSAT;
     }
-    return explain_all_nodes(a, claims, nclaims, out, d);
+    return explain_all_nodes(a, claims, nclaims, 0, out, d);
 }
 
 dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *claims,

@@ -61,6 +61,24 @@ run "$tmp/t.out" "$tmp/t.err" allocate -f "$f" --timeout 0.02 --max-steps 100000
 check "hard --timeout: exit 1 (got $rc)" test "$rc" = 1
 check "hard --timeout: deadline" has "$tmp/t.err" "deadline exceeded"
 
+# The seed with a claim nothing can satisfy: one sentence per request, the
+# missing class among them, the claim named once.
+f="$src/tests/data/alloc/dractl/big-claim.yaml"
+run "$tmp/big.out" "$tmp/big.err" explain -f "$src/examples/seed.yaml" -f "$f"
+check "big: exit 1 (got $rc)" test "$rc" = 1
+check "big: the pod still fits" has "$tmp/big.out" "pod default/gpu-test-pod: can be allocated on node gb200-pod2-f06-node05"
+check "big: memory named with its value" has "$tmp/big.out" \
+  "  request gpu: none of the 4 devices of class gpu.nvidia.com fits, 1 needed: 4 do not match selector #0 (memory is 189471Mi, needs more than 200Gi)"
+check "big: missing class, other requests still explained" has "$tmp/big.out" "  request nic: device class nic.example.com does not exist"
+check "big: product named" has "$tmp/big.out" \
+  '  request h100: none of the 4 devices of class gpu.nvidia.com fits, 1 needed: 4 do not match selector #0 (productName is "NVIDIA GB200", needs "NVIDIA H100")'
+check "big: claim named once" test "$(grep -c 'claim default/big' "$tmp/big.out")" = 1
+check "big: one line per request" test "$(grep -c '^  request ' "$tmp/big.out")" = 3
+check "big: nothing on stderr" test ! -s "$tmp/big.err"
+run "$tmp/big2.out" "$tmp/big2.err" allocate -f "$src/examples/seed.yaml" -f "$f"
+check "big allocate: explanation on stderr" has "$tmp/big2.err" "  request nic: device class nic.example.com does not exist"
+check "big allocate: no repeated prefix" test -z "$(grep 'claim default/big: claim default/big' "$tmp/big2.err")"
+
 run "$tmp/u.out" "$tmp/u.err" allocate
 check "usage: exit 2 (got $rc)" test "$rc" = 2
 
