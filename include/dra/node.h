@@ -18,7 +18,7 @@
  *    anything (KWOK-style), for control-plane tests at scale.
  *
  * Ownership: everything a function returns in a dra_arena lives there;
- * handles (dra_runtime, dra_ctr, dra_node, dra_fake_nodes) are freed by
+ * handles (dra_node_runtime, dra_node_ctr, dra_node, dra_fake_nodes) are freed by
  * their own functions. Strings passed in options are borrowed for the
  * call unless said otherwise.
  */
@@ -41,7 +41,7 @@ extern "C" {
 /* A device node edit. |host_path| NULL means |path|. |type| is "", "b",
  * "c", "u" or "p"; |major|/|minor| 0 when absent; |file_mode| -1, |uid|
  * and |gid| -1 when absent. */
-typedef struct dra_cdi_device_node {
+typedef struct dra_node_cdi_device_node {
     const char *path;
     const char *host_path;
     const char *type;
@@ -49,28 +49,28 @@ typedef struct dra_cdi_device_node {
     int64_t file_mode;
     const char *permissions; /* NULL when absent */
     int64_t uid, gid;
-} dra_cdi_device_node;
+} dra_node_cdi_device_node;
 
-typedef struct dra_cdi_mount {
+typedef struct dra_node_cdi_mount {
     const char *host_path;      /* hostPath */
     const char *container_path; /* containerPath */
     const char *type;           /* NULL when absent */
     const char **options;
     size_t n_options;
-} dra_cdi_mount;
+} dra_node_cdi_mount;
 
 /* OCI hook names, in the order an OCI runtime runs them. */
-typedef enum dra_cdi_hook_kind {
-    DRA_CDI_HOOK_PRESTART,
-    DRA_CDI_HOOK_CREATE_RUNTIME,
-    DRA_CDI_HOOK_CREATE_CONTAINER,
-    DRA_CDI_HOOK_START_CONTAINER,
-    DRA_CDI_HOOK_POSTSTART,
-    DRA_CDI_HOOK_POSTSTOP
-} dra_cdi_hook_kind;
+typedef enum dra_node_cdi_hook_kind {
+    DRA_NODE_CDI_HOOK_PRESTART,
+    DRA_NODE_CDI_HOOK_CREATE_RUNTIME,
+    DRA_NODE_CDI_HOOK_CREATE_CONTAINER,
+    DRA_NODE_CDI_HOOK_START_CONTAINER,
+    DRA_NODE_CDI_HOOK_POSTSTART,
+    DRA_NODE_CDI_HOOK_POSTSTOP
+} dra_node_cdi_hook_kind;
 
-typedef struct dra_cdi_hook {
-    dra_cdi_hook_kind kind;
+typedef struct dra_node_cdi_hook {
+    dra_node_cdi_hook_kind kind;
     const char *hook_name; /* as written: "createContainer", ... */
     const char *path;
     const char **args; /* args[0] is argv[0], as in OCI */
@@ -78,40 +78,40 @@ typedef struct dra_cdi_hook {
     const char **env;
     size_t n_env;
     int64_t timeout; /* seconds; -1 when absent */
-} dra_cdi_hook;
+} dra_node_cdi_hook;
 
 /* ContainerEdits. |n_net_devices| and |has_intel_rdt| are recorded so
  * the runtime can refuse what it cannot apply. */
-typedef struct dra_cdi_edits {
+typedef struct dra_node_cdi_edits {
     const char **env;
     size_t n_env;
-    dra_cdi_device_node *device_nodes;
+    dra_node_cdi_device_node *device_nodes;
     size_t n_device_nodes;
-    dra_cdi_mount *mounts;
+    dra_node_cdi_mount *mounts;
     size_t n_mounts;
-    dra_cdi_hook *hooks;
+    dra_node_cdi_hook *hooks;
     size_t n_hooks;
     int64_t *additional_gids;
     size_t n_additional_gids;
     size_t n_net_devices;
     int has_intel_rdt;
-} dra_cdi_edits;
+} dra_node_cdi_edits;
 
-typedef struct dra_cdi_device {
+typedef struct dra_node_cdi_device {
     const char *name;
-    dra_cdi_edits edits;
-} dra_cdi_device;
+    dra_node_cdi_edits edits;
+} dra_node_cdi_device;
 
 /* A parsed and validated spec file. */
-typedef struct dra_cdi_spec {
+typedef struct dra_node_cdi_spec {
     const char *cdi_version;
     const char *kind;   /* vendor/class */
     const char *vendor; /* split from kind */
     const char *class_;
-    dra_cdi_device *devices;
+    dra_node_cdi_device *devices;
     size_t n_devices;
-    dra_cdi_edits edits; /* spec-level containerEdits */
-} dra_cdi_spec;
+    dra_node_cdi_edits edits; /* spec-level containerEdits */
+} dra_node_cdi_spec;
 
 /* Checks a qualified device name "vendor/class=name" with the CDI
  * grammar (vendor and class: a letter first, a letter or digit last,
@@ -119,7 +119,7 @@ typedef struct dra_cdi_spec {
  * both ends, also ':' between). DRA_OK, or DRA_EINVAL with the CDI
  * parser's message in |d| ("unqualified device \"x\", missing vendor",
  * "invalid device \"a/b=c\": invalid vendor. ..."). */
-dra_err dra_cdi_parse_name(const char *id, dra_arena *a, const char **vendor,
+dra_err dra_node_cdi_parse_name(const char *id, dra_arena *a, const char **vendor,
                            const char **class_, const char **name,
                            dra_diag *d);
 
@@ -130,11 +130,11 @@ dra_err dra_cdi_parse_name(const char *id, dra_arena *a, const char **vendor,
  * env entries "K=V", device node paths, types and permissions, mount
  * paths, hook names and paths. DRA_OK; DRA_EPARSE (bad YAML/JSON);
  * DRA_EINVALID (the message in |d|); DRA_ENOMEM. */
-dra_err dra_cdi_spec_parse(dra_arena *a, const char *text, size_t len,
-                           int json, dra_cdi_spec **out, dra_diag *d);
+dra_err dra_node_cdi_spec_parse(dra_arena *a, const char *text, size_t len,
+                           int json, dra_node_cdi_spec **out, dra_diag *d);
 
 /* The default spec directories, lowest priority first. */
-#define DRA_CDI_DEFAULT_DIRS {"/etc/cdi", "/var/run/cdi"}
+#define DRA_NODE_CDI_DEFAULT_DIRS {"/etc/cdi", "/var/run/cdi"}
 
 /* Resolves |ids| against the spec files in |dirs| (lowest priority
  * first: a device defined in a later directory replaces one from an
@@ -150,9 +150,9 @@ dra_err dra_cdi_spec_parse(dra_arena *a, const char *text, size_t len,
  * "unresolvable CDI devices a, b" as the first entry of |d| when any id
  * is not defined; DRA_EINVAL for an id that is not a qualified name;
  * DRA_ENOMEM. *out lives in |a|. */
-dra_err dra_cdi_resolve(const char *const *dirs, size_t n_dirs,
+dra_err dra_node_cdi_resolve(const char *const *dirs, size_t n_dirs,
                         const char *const *ids, size_t n_ids, dra_arena *a,
-                        dra_cdi_edits *out, dra_diag *d);
+                        dra_node_cdi_edits *out, dra_diag *d);
 
 /* ==== the container runtime ==============================================
  * A container is the host's root filesystem mounted read-only, a fresh
@@ -165,29 +165,29 @@ dra_err dra_cdi_resolve(const char *const *dirs, size_t n_dirs,
  * Each container lives in STATE/<id>/ (config.json, state, hooks.log);
  * its supervisor, dra-shim, keeps running when the caller exits. */
 
-typedef struct dra_runtime dra_runtime;
+typedef struct dra_node_runtime dra_node_runtime;
 
-typedef struct dra_runtime_opts {
+typedef struct dra_node_runtime_opts {
     const char *state_dir; /* required; created (0700) when missing */
     const char *bwrap;     /* NULL: "/usr/bin/bwrap" */
     /* NULL: $DRA_SHIM when set, else "dra-shim" beside the running
      * program, else the build tree's src/node/dra-shim. */
     const char *shim;
-} dra_runtime_opts;
+} dra_node_runtime_opts;
 
 /* A runtime over |opts| (strings copied). DRA_OK; DRA_EINVAL (no state
  * dir, bwrap or dra-shim not executable: message in |d|); DRA_EIO (the
  * state directory cannot be created); DRA_ENOMEM. */
-dra_err dra_runtime_new(const dra_runtime_opts *opts, const dra_mem *mem,
-                        dra_runtime **out, dra_diag *d);
-void dra_runtime_free(dra_runtime *rt); /* leaves containers running */
+dra_err dra_node_runtime_new(const dra_node_runtime_opts *opts, const dra_mem *mem,
+                        dra_node_runtime **out, dra_diag *d);
+void dra_node_runtime_free(dra_node_runtime *rt); /* leaves containers running */
 
 /* Checks that bwrap can create the namespaces a container needs here,
  * by running one. DRA_OK, or DRA_EUNSUPPORTED with bwrap's message in
  * |d|. */
-dra_err dra_runtime_probe(dra_runtime *rt, dra_diag *d);
+dra_err dra_node_runtime_probe(dra_node_runtime *rt, dra_diag *d);
 
-typedef struct dra_ctr_config {
+typedef struct dra_node_ctr_config {
     const char *id; /* [A-Za-z0-9_.-], at most 128: STATE/<id> */
     const char *const *argv; /* command and arguments, argc >= 1 */
     size_t argc;
@@ -195,29 +195,29 @@ typedef struct dra_ctr_config {
     size_t n_env;
     const char *working_dir; /* NULL: "/" */
     const char *hostname;    /* NULL: the host's (no UTS namespace) */
-    const dra_cdi_edits *edits; /* NULL: none; env appended after |env| */
+    const dra_node_cdi_edits *edits; /* NULL: none; env appended after |env| */
     const char *log_path; /* CRI log file, appended to (created 0640) */
-} dra_ctr_config;
+} dra_node_ctr_config;
 
-typedef enum dra_ctr_phase {
-    DRA_CTR_CREATED, /* the supervisor is starting it */
-    DRA_CTR_RUNNING,
-    DRA_CTR_EXITED,
-    DRA_CTR_FAILED, /* never ran: |message| says why (exit code 128) */
-    DRA_CTR_LOST    /* its supervisor vanished while it ran (reboot,
+typedef enum dra_node_ctr_phase {
+    DRA_NODE_CTR_CREATED, /* the supervisor is starting it */
+    DRA_NODE_CTR_RUNNING,
+    DRA_NODE_CTR_EXITED,
+    DRA_NODE_CTR_FAILED, /* never ran: |message| says why (exit code 128) */
+    DRA_NODE_CTR_LOST    /* its supervisor vanished while it ran (reboot,
                      * kill): the exit status is unknown */
-} dra_ctr_phase;
+} dra_node_ctr_phase;
 
-typedef struct dra_ctr_status {
-    dra_ctr_phase phase;
+typedef struct dra_node_ctr_status {
+    dra_node_ctr_phase phase;
     int pid;             /* host pid of the container's pid 1 (0: none) */
     int64_t started_ns;  /* wall clock; 0 when it never started */
     int64_t finished_ns; /* 0 while running */
     int exit_code;       /* 128 + signal when killed by a signal */
     char message[512];
-} dra_ctr_status;
+} dra_node_ctr_status;
 
-typedef struct dra_ctr dra_ctr;
+typedef struct dra_node_ctr dra_node_ctr;
 
 /* Starts a container and returns once its command runs (or failed to).
  * DRA_OK with *out; DRA_EINVAL for a configuration that cannot be
@@ -227,43 +227,43 @@ typedef struct dra_ctr dra_ctr;
  * not start (a hook failed, the executable is missing, the working
  * directory does not exist: the message in |d|, kubelet's StartError;
  * the container's state stays FAILED); DRA_EEXIST when |id| is taken;
- * DRA_ENOMEM. Free the handle with dra_ctr_free. */
-dra_err dra_ctr_start(dra_runtime *rt, const dra_ctr_config *cfg,
-                      dra_ctr **out, dra_diag *d);
+ * DRA_ENOMEM. Free the handle with dra_node_ctr_free. */
+dra_err dra_node_ctr_start(dra_node_runtime *rt, const dra_node_ctr_config *cfg,
+                      dra_node_ctr **out, dra_diag *d);
 
 /* Opens an existing container by id, e.g. after a restart: its state
  * as its supervisor last wrote it. DRA_OK; DRA_ENOTFOUND when there is
  * no such container; DRA_EIO for an unreadable state; DRA_ENOMEM. */
-dra_err dra_ctr_open(dra_runtime *rt, const char *id, dra_ctr **out,
+dra_err dra_node_ctr_open(dra_node_runtime *rt, const char *id, dra_node_ctr **out,
                      dra_diag *d);
 
-const char *dra_ctr_id(const dra_ctr *c);
+const char *dra_node_ctr_id(const dra_node_ctr *c);
 
 /* The current status (re-read from the state file). */
-dra_err dra_ctr_status_get(dra_ctr *c, dra_ctr_status *st);
+dra_err dra_node_ctr_status_get(dra_node_ctr *c, dra_node_ctr_status *st);
 
 /* A descriptor that becomes readable when the container's supervisor
  * exits (after the container ended and its state was written): poll
  * it. -1 when the kernel lacks pidfd_open (then poll the status). */
-int dra_ctr_fd(const dra_ctr *c);
+int dra_node_ctr_fd(const dra_node_ctr *c);
 
 /* Sends |sig| to the container's pid 1 (SIGTERM: it decides; SIGKILL:
  * the kernel ends every process in the container). DRA_OK (also when
  * it already exited); DRA_EIO when kill(2) fails otherwise. */
-dra_err dra_ctr_signal(dra_ctr *c, int sig);
+dra_err dra_node_ctr_signal(dra_node_ctr *c, int sig);
 
 /* Waits up to |timeout_ms| (-1: forever) for the container to end.
  * DRA_OK (ended: |st| filled, may be NULL); DRA_ETIMEOUT. */
-dra_err dra_ctr_wait(dra_ctr *c, int timeout_ms, dra_ctr_status *st);
+dra_err dra_node_ctr_wait(dra_node_ctr *c, int timeout_ms, dra_node_ctr_status *st);
 
-void dra_ctr_free(dra_ctr *c); /* the handle only; NULL: no-op */
+void dra_node_ctr_free(dra_node_ctr *c); /* the handle only; NULL: no-op */
 
 /* Deletes the state of an ended container. DRA_OK (also when absent);
  * DRA_ECONFLICT while it runs; DRA_EIO. */
-dra_err dra_ctr_remove(dra_runtime *rt, const char *id);
+dra_err dra_node_ctr_remove(dra_node_runtime *rt, const char *id);
 
 /* The ids of every container in the state directory, in |a|. */
-dra_err dra_runtime_list(dra_runtime *rt, dra_arena *a, const char ***ids,
+dra_err dra_node_runtime_list(dra_node_runtime *rt, dra_arena *a, const char ***ids,
                          size_t *n);
 
 /* ==== CRI logs ============================================================
@@ -272,7 +272,7 @@ dra_err dra_runtime_list(dra_runtime *rt, dra_arena *a, const char ***ids,
  * (P instead of F for a part of a line longer than 16 KiB), as
  * containerd writes for the kubelet. */
 
-typedef struct dra_log_opts {
+typedef struct dra_node_log_opts {
     int timestamps;     /* prefix each line with its RFC 3339 time */
     int64_t tail_lines; /* < 0: all */
     int64_t since_ns;   /* > 0: only records at or after this time */
@@ -285,13 +285,13 @@ typedef struct dra_log_opts {
     /* For follow: non-zero means stop now (client went away). */
     int (*cancel)(void *ud);
     void *cancel_ud;
-} dra_log_opts;
+} dra_node_log_opts;
 
 /* Streams |path| to |write| as `kubectl logs` shows it (partial records
  * joined, a newline after each full line). |write| returns 0 to go on,
  * non-zero to stop (then DRA_ECANCELED). DRA_OK; DRA_ENOTFOUND when the
  * file does not exist; DRA_EIO. Malformed records are skipped. */
-dra_err dra_log_read(const char *path, const dra_log_opts *opts,
+dra_err dra_node_log_read(const char *path, const dra_node_log_opts *opts,
                      int (*write)(void *ud, const char *p, size_t n),
                      void *ud);
 

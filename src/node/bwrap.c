@@ -86,7 +86,7 @@ static void ensure(plan *p, const char *path, int is_dir)
         p->err = DRA_ENOMEM;
 }
 
-static int has_opt(const dra_cdi_mount *m, const char *o)
+static int has_opt(const dra_node_cdi_mount *m, const char *o)
 {
     for (size_t i = 0; i < m->n_options; i++)
         if (strcmp(m->options[i], o) == 0)
@@ -94,7 +94,7 @@ static int has_opt(const dra_cdi_mount *m, const char *o)
     return 0;
 }
 
-static void plan_mount(plan *p, const dra_cdi_mount *m)
+static void plan_mount(plan *p, const dra_node_cdi_mount *m)
 {
     struct stat st;
     const char *type = m->type ? m->type : "";
@@ -119,7 +119,7 @@ static void plan_mount(plan *p, const dra_cdi_mount *m)
 /* A device node: bound from its host path. One that is missing on the
  * host but fully specified (type and major) is created in the
  * container's directory first, as a runtime would mknod it. */
-static void plan_device(plan *p, const dra_cdi_device_node *dn, size_t i)
+static void plan_device(plan *p, const dra_node_cdi_device_node *dn, size_t i)
 {
     const char *host = dn->host_path ? dn->host_path : dn->path;
     struct stat st;
@@ -161,7 +161,7 @@ static void plan_env(plan *p, const char *kv)
     args3(p, "--setenv", k, eq + 1);
 }
 
-static void plan_edits(plan *p, const dra_cdi_edits *e)
+static void plan_edits(plan *p, const dra_node_cdi_edits *e)
 {
     if (e->n_net_devices)
         bad(p, "CDI netDevices are not supported by this runtime (containers share the host's network)");
@@ -186,11 +186,11 @@ static dra_doc *str_list(dra_arena *a, const char *const *v, size_t n)
     return l;
 }
 
-static dra_doc *hooks_doc(dra_arena *a, const dra_cdi_edits *e)
+static dra_doc *hooks_doc(dra_arena *a, const dra_node_cdi_edits *e)
 {
     dra_doc *l = dra_doc_new_list(a, e ? e->n_hooks : 0);
     for (size_t i = 0; l && e && i < e->n_hooks; i++) {
-        const dra_cdi_hook *h = &e->hooks[i];
+        const dra_node_cdi_hook *h = &e->hooks[i];
         dra_doc *m = dra_doc_new_map(a, 5);
         if (!m || dra_doc_map_set(a, m, "hookName", dra_doc_new_string(a, h->hook_name, strlen(h->hook_name))) ||
             dra_doc_map_set(a, m, "path", dra_doc_new_string(a, h->path, strlen(h->path))) ||
@@ -204,7 +204,7 @@ static dra_doc *hooks_doc(dra_arena *a, const dra_cdi_edits *e)
 }
 
 /* The fixed part: namespaces, the root, /dev, /proc, /tmp. */
-static void plan_base(plan *p, const char *bwrap, const dra_ctr_config *cfg)
+static void plan_base(plan *p, const char *bwrap, const dra_node_ctr_config *cfg)
 {
     arg(p, bwrap);
     if (!p->as_root) {
@@ -235,7 +235,7 @@ static int id_ok(const char *id)
 
 /* The configuration dra-shim reads (see shim.c). DRA_OK; DRA_EINVAL
  * (message in |d|); DRA_ENOMEM. */
-dra_err node_ctr_plan(dra_arena *a, const dra_ctr_config *cfg, const char *bwrap,
+dra_err node_ctr_plan(dra_arena *a, const dra_node_ctr_config *cfg, const char *bwrap,
                       const char *shim, const char *dir, int as_root, dra_doc **out,
                       dra_diag *d)
 {

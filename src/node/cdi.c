@@ -76,7 +76,7 @@ static const char *device_name_problem(const char *s, char *msg, size_t size)
     return NULL;
 }
 
-dra_err dra_cdi_parse_name(const char *id, dra_arena *a, const char **vendor,
+dra_err dra_node_cdi_parse_name(const char *id, dra_arena *a, const char **vendor,
                            const char **class_, const char **name,
                            dra_diag *d)
 {
@@ -224,7 +224,7 @@ static void *rd_array(rd *r, size_t n, size_t size)
 static const char *const node_keys[] = {"path", "hostPath", "type", "major", "minor", "fileMode",
                                         "permissions", "uid", "gid", NULL};
 
-static void rd_device_node(rd *r, const dra_doc *m, dra_cdi_device_node *dn)
+static void rd_device_node(rd *r, const dra_doc *m, dra_node_cdi_device_node *dn)
 {
     const char *t;
     rd_known(r, m, node_keys);
@@ -245,7 +245,7 @@ static void rd_device_node(rd *r, const dra_doc *m, dra_cdi_device_node *dn)
 static const char *const hook_names[] = {"prestart", "createRuntime", "createContainer",
                                          "startContainer", "poststart", "poststop"};
 
-static void rd_hook(rd *r, const dra_doc *m, dra_cdi_hook *h)
+static void rd_hook(rd *r, const dra_doc *m, dra_node_cdi_hook *h)
 {
     static const char *const keys[] = {"hookName", "path", "args", "env", "timeout", NULL};
     rd_known(r, m, keys);
@@ -254,13 +254,13 @@ static void rd_hook(rd *r, const dra_doc *m, dra_cdi_hook *h)
     h->args = rd_strs(r, m, "args", &h->n_args);
     h->env = rd_strs(r, m, "env", &h->n_env);
     h->timeout = rd_int(r, m, "timeout", -1);
-    h->kind = (dra_cdi_hook_kind)-1;
+    h->kind = (dra_node_cdi_hook_kind)-1;
     for (size_t i = 0; h->hook_name && i < sizeof hook_names / sizeof *hook_names; i++)
         if (strcmp(h->hook_name, hook_names[i]) == 0)
-            h->kind = (dra_cdi_hook_kind)i;
+            h->kind = (dra_node_cdi_hook_kind)i;
 }
 
-static void rd_mount(rd *r, const dra_doc *m, dra_cdi_mount *mt)
+static void rd_mount(rd *r, const dra_doc *m, dra_node_cdi_mount *mt)
 {
     static const char *const keys[] = {"hostPath", "containerPath", "options", "type", NULL};
     rd_known(r, m, keys);
@@ -286,7 +286,7 @@ static void rd_mount(rd *r, const dra_doc *m, dra_cdi_mount *mt)
         (cnt) = (arr) ? n_ : 0;                                             \
     } while (0)
 
-static void rd_edits(rd *r, const dra_doc *m, dra_cdi_edits *e)
+static void rd_edits(rd *r, const dra_doc *m, dra_node_cdi_edits *e)
 {
     static const char *const keys[] = {"env", "deviceNodes", "hooks", "mounts", "intelRdt",
                                        "additionalGids", "netDevices", NULL};
@@ -316,7 +316,7 @@ static void rd_edits(rd *r, const dra_doc *m, dra_cdi_edits *e)
     e->has_intel_rdt = rd_map(r, dra_doc_get(m, "intelRdt"), "intelRdt") != NULL;
 }
 
-static int edits_empty(const dra_cdi_edits *e)
+static int edits_empty(const dra_node_cdi_edits *e)
 {
     return !e->n_env && !e->n_device_nodes && !e->n_hooks && !e->n_mounts &&
            !e->n_additional_gids && !e->has_intel_rdt && !e->n_net_devices;
@@ -337,13 +337,13 @@ static int env_ok(const char *const *env, size_t n, const char **bad)
 }
 
 /* The CDI library's ContainerEdits.Validate; the message into |msg|. */
-static int edits_valid(const dra_cdi_edits *e, char *msg, size_t size)
+static int edits_valid(const dra_node_cdi_edits *e, char *msg, size_t size)
 {
     const char *bad;
     if (!env_ok(e->env, e->n_env, &bad))
         return snprintf(msg, size, "invalid container edits: invalid environment variable \"%s\"", bad), 0;
     for (size_t i = 0; i < e->n_device_nodes; i++) {
-        const dra_cdi_device_node *dn = &e->device_nodes[i];
+        const dra_node_cdi_device_node *dn = &e->device_nodes[i];
         if (!dn->path || !dn->path[0])
             return snprintf(msg, size, "invalid (empty) device path"), 0;
         if (strlen(dn->type) > 1 || (dn->type[0] && !strchr("bcup", dn->type[0])))
@@ -355,7 +355,7 @@ static int edits_valid(const dra_cdi_edits *e, char *msg, size_t size)
                    0;
     }
     for (size_t i = 0; i < e->n_hooks; i++) {
-        const dra_cdi_hook *h = &e->hooks[i];
+        const dra_node_cdi_hook *h = &e->hooks[i];
         if ((int)h->kind < 0)
             return snprintf(msg, size, "invalid hook name \"%s\"", h->hook_name ? h->hook_name : ""), 0;
         if (!h->path || !h->path[0])
@@ -389,13 +389,13 @@ static int version_index(const char *v)
 
 /* What the content needs (version.go's requiresV*), given whether the
  * raw document had annotations and intelRdt schemata. */
-static const char *required_version(const dra_cdi_spec *s, int annotations, int rdt_v110)
+static const char *required_version(const dra_node_cdi_spec *s, int annotations, int rdt_v110)
 {
     int v110 = rdt_v110, v070 = 0, v060 = annotations, v050 = 0, v040 = 0;
     if (s->class_ && strchr(s->class_, '.'))
         v060 = 1;
     for (size_t i = 0; i <= s->n_devices; i++) {
-        const dra_cdi_edits *e = i < s->n_devices ? &s->devices[i].edits : &s->edits;
+        const dra_node_cdi_edits *e = i < s->n_devices ? &s->devices[i].edits : &s->edits;
         const char *nm = i < s->n_devices ? s->devices[i].name : NULL;
         if (nm && nm[0] >= '0' && nm[0] <= '9')
             v050 = 1;
@@ -428,7 +428,7 @@ static void raw_version_needs(const dra_doc *root, int *annotations, int *rdt110
     }
 }
 
-static dra_err spec_validate(const dra_cdi_spec *s, const dra_doc *root, dra_diag *d)
+static dra_err spec_validate(const dra_node_cdi_spec *s, const dra_doc *root, dra_diag *d)
 {
     char msg[512];
     const char *p;
@@ -444,7 +444,7 @@ static dra_err spec_validate(const dra_cdi_spec *s, const dra_doc *root, dra_dia
     if (!edits_valid(&s->edits, msg, sizeof msg))
         return dra_diag_add(d, "", 0, 0, "%s", msg), DRA_EINVALID;
     for (size_t i = 0; i < s->n_devices; i++) {
-        const dra_cdi_device *dev = &s->devices[i];
+        const dra_node_cdi_device *dev = &s->devices[i];
         const char *nm = dev->name ? dev->name : "";
         if ((p = device_name_problem(nm, msg, sizeof msg)) != NULL)
             return dra_diag_add(d, "", 0, 0, "failed add device \"%s\": %s", nm, p), DRA_EINVALID;
@@ -463,7 +463,7 @@ static dra_err spec_validate(const dra_cdi_spec *s, const dra_doc *root, dra_dia
     return DRA_OK;
 }
 
-static void rd_device(rd *r, const dra_doc *m, dra_cdi_device *dev)
+static void rd_device(rd *r, const dra_doc *m, dra_node_cdi_device *dev)
 {
     static const char *const keys[] = {"name", "annotations", "containerEdits", NULL};
     rd_known(r, m, keys);
@@ -472,7 +472,7 @@ static void rd_device(rd *r, const dra_doc *m, dra_cdi_device *dev)
 }
 
 /* The kind's vendor and class, validated. */
-static dra_err spec_kind(dra_arena *a, dra_cdi_spec *s, dra_diag *d)
+static dra_err spec_kind(dra_arena *a, dra_node_cdi_spec *s, dra_diag *d)
 {
     const char *slash = s->kind ? strchr(s->kind, '/') : NULL;
     if (!slash || slash == s->kind || !slash[1])
@@ -488,8 +488,8 @@ static dra_err spec_kind(dra_arena *a, dra_cdi_spec *s, dra_diag *d)
     return DRA_OK;
 }
 
-dra_err dra_cdi_spec_parse(dra_arena *a, const char *text, size_t len,
-                           int json, dra_cdi_spec **out, dra_diag *d)
+dra_err dra_node_cdi_spec_parse(dra_arena *a, const char *text, size_t len,
+                           int json, dra_node_cdi_spec **out, dra_diag *d)
 {
     static const char *const keys[] = {"cdiVersion", "kind", "annotations", "devices",
                                        "containerEdits", NULL};
@@ -497,7 +497,7 @@ dra_err dra_cdi_spec_parse(dra_arena *a, const char *text, size_t len,
     size_t n = 0;
     dra_err e;
     rd r = {a, d, DRA_OK};
-    dra_cdi_spec *s;
+    dra_node_cdi_spec *s;
     *out = NULL;
     e = json ? dra_doc_parse_json(a, text, len, &root, d) : dra_doc_parse_yaml(a, text, len, &docs, &n, d);
     if (e)
@@ -538,7 +538,7 @@ static dra_err grow_append(dra_arena *a, void **dst, size_t *n, const void *src,
     return DRA_OK;
 }
 
-dra_err cdi_edits_append(dra_arena *a, dra_cdi_edits *dst, const dra_cdi_edits *src)
+dra_err cdi_edits_append(dra_arena *a, dra_node_cdi_edits *dst, const dra_node_cdi_edits *src)
 {
     if (grow_append(a, (void **)&dst->env, &dst->n_env, src->env, src->n_env, sizeof *src->env) ||
         grow_append(a, (void **)&dst->device_nodes, &dst->n_device_nodes, src->device_nodes,
@@ -571,7 +571,7 @@ static size_t path_depth(const char *p)
     return n;
 }
 
-void cdi_edits_finish(dra_cdi_edits *e)
+void cdi_edits_finish(dra_node_cdi_edits *e)
 {
     size_t w = 0;
     /* containerd removes the earlier entry and appends the later one, so
@@ -595,7 +595,7 @@ void cdi_edits_finish(dra_cdi_edits *e)
     e->n_mounts = w;
     /* Stable insertion sort by depth: mount lists are short. */
     for (size_t i = 1; i < e->n_mounts; i++) {
-        dra_cdi_mount m = e->mounts[i];
+        dra_node_cdi_mount m = e->mounts[i];
         size_t dm = path_depth(m.container_path), j = i;
         while (j > 0 && path_depth(e->mounts[j - 1].container_path) > dm) {
             e->mounts[j] = e->mounts[j - 1];
@@ -608,8 +608,8 @@ void cdi_edits_finish(dra_cdi_edits *e)
 /* ---- directories and resolution --------------------------------------- */
 
 typedef struct found {
-    const dra_cdi_spec *spec;
-    const dra_cdi_device *dev;
+    const dra_node_cdi_spec *spec;
+    const dra_node_cdi_device *dev;
     size_t prio;
     const char *path;
     int conflict;
@@ -664,7 +664,7 @@ static dra_err list_specs(dra_arena *a, const char *dir, char ***out, size_t *n)
     return DRA_OK;
 }
 
-static dra_err index_spec(dra_arena *a, dra_map *m, const dra_cdi_spec *s, size_t prio,
+static dra_err index_spec(dra_arena *a, dra_map *m, const dra_node_cdi_spec *s, size_t prio,
                           const char *path, dra_diag *errs)
 {
     for (size_t i = 0; i < s->n_devices; i++) {
@@ -702,14 +702,14 @@ static dra_err load_dirs(dra_arena *a, const char *const *dirs, size_t n_dirs, d
         for (size_t i = 0; i < nf; i++) {
             char *text;
             size_t len;
-            dra_cdi_spec *s;
+            dra_node_cdi_spec *s;
             dra_diag one;
             if (node_read_file(a, files[i], DRA_DOC_MAX_BYTES, &text, &len) != 0) {
                 dra_diag_add(errs, "", 0, 0, "failed to read CDI Spec \"%s\": %s", files[i], strerror(errno));
                 continue;
             }
             dra_diag_init(&one, errs ? errs->mem : NULL);
-            e = dra_cdi_spec_parse(a, text, len, ends_with(files[i], ".json"), &s, &one);
+            e = dra_node_cdi_spec_parse(a, text, len, ends_with(files[i], ".json"), &s, &one);
             if (e == DRA_ENOMEM) {
                 dra_diag_fini(&one);
                 return e;
@@ -726,9 +726,9 @@ static dra_err load_dirs(dra_arena *a, const char *const *dirs, size_t n_dirs, d
 }
 
 static dra_err merge_ids(dra_arena *a, const dra_map *m, const char *const *ids, size_t n_ids,
-                         dra_cdi_edits *out, dra_buf *unresolved)
+                         dra_node_cdi_edits *out, dra_buf *unresolved)
 {
-    const dra_cdi_spec **seen = n_ids ? dra_arena_array(a, n_ids, sizeof *seen) : NULL;
+    const dra_node_cdi_spec **seen = n_ids ? dra_arena_array(a, n_ids, sizeof *seen) : NULL;
     size_t n_seen = 0;
     if (n_ids && !seen)
         return DRA_ENOMEM;
@@ -756,9 +756,9 @@ static dra_err merge_ids(dra_arena *a, const dra_map *m, const char *const *ids,
     return unresolved->oom ? DRA_ENOMEM : DRA_OK;
 }
 
-dra_err dra_cdi_resolve(const char *const *dirs, size_t n_dirs,
+dra_err dra_node_cdi_resolve(const char *const *dirs, size_t n_dirs,
                         const char *const *ids, size_t n_ids, dra_arena *a,
-                        dra_cdi_edits *out, dra_diag *d)
+                        dra_node_cdi_edits *out, dra_diag *d)
 {
     dra_map m;
     dra_diag errs;
@@ -766,7 +766,7 @@ dra_err dra_cdi_resolve(const char *const *dirs, size_t n_dirs,
     dra_err e = DRA_OK;
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < n_ids; i++)
-        if ((e = dra_cdi_parse_name(ids[i], a, NULL, NULL, NULL, d)) != DRA_OK)
+        if ((e = dra_node_cdi_parse_name(ids[i], a, NULL, NULL, NULL, d)) != DRA_OK)
             return e;
     if (n_ids == 0)
         return DRA_OK;

@@ -86,7 +86,7 @@ static const char *next_line(reader *rd, size_t *n)
 }
 
 typedef struct out {
-    const dra_log_opts *o;
+    const dra_node_log_opts *o;
     int (*write)(void *ud, const char *p, size_t n);
     void *ud;
     int64_t skip;    /* full lines still to skip for --tail */
@@ -126,13 +126,13 @@ static void emit_rec(out *w, const rec *r)
         emit(w, "\n", 1);
 }
 
-static int wanted(const dra_log_opts *o, const rec *r)
+static int wanted(const dra_node_log_opts *o, const rec *r)
 {
     return o->since_ns <= 0 || r->ns >= o->since_ns;
 }
 
 /* Full lines in the file that pass --since: the count --tail needs. */
-static int64_t count_lines(const char *path, const dra_log_opts *o)
+static int64_t count_lines(const char *path, const dra_node_log_opts *o)
 {
     reader *rd = dra_malloc(NULL, sizeof *rd);
     const char *line;
@@ -167,7 +167,7 @@ static void pump(reader *rd, out *w)
 
 static void follow(reader *rd, out *w)
 {
-    const dra_log_opts *o = w->o;
+    const dra_node_log_opts *o = w->o;
     for (;;) {
         int ended = o->done ? o->done(o->done_ud) : 0;
         pump(rd, w);
@@ -182,11 +182,11 @@ static void follow(reader *rd, out *w)
     }
 }
 
-dra_err dra_log_read(const char *path, const dra_log_opts *opts,
+dra_err dra_node_log_read(const char *path, const dra_node_log_opts *opts,
                      int (*write)(void *ud, const char *p, size_t n),
                      void *ud)
 {
-    dra_log_opts none;
+    dra_node_log_opts none;
     out w;
     reader *rd;
     if (!opts) {

@@ -55,18 +55,18 @@ int node_shim_init(int argc, char **argv) DRA_HIDDEN;
  * options, command, environment, hooks and mount points to create.
  * |dir| is the container's state directory; |as_root| whether the
  * runtime runs as root. DRA_OK; DRA_EINVAL (message in |d|); DRA_ENOMEM. */
-dra_err node_ctr_plan(dra_arena *a, const dra_ctr_config *cfg, const char *bwrap,
+dra_err node_ctr_plan(dra_arena *a, const dra_node_ctr_config *cfg, const char *bwrap,
                       const char *shim, const char *dir, int as_root, dra_doc **out,
                       dra_diag *d) DRA_HIDDEN;
 
 /* ---- CDI internals (cdi.c) ---- */
 
 /* Merges |src| into |dst| (CDI ContainerEdits.Append: lists appended). */
-dra_err cdi_edits_append(dra_arena *a, dra_cdi_edits *dst,
-                         const dra_cdi_edits *src) DRA_HIDDEN;
+dra_err cdi_edits_append(dra_arena *a, dra_node_cdi_edits *dst,
+                         const dra_node_cdi_edits *src) DRA_HIDDEN;
 /* Applies containerd's replacement rules to merged edits: later device
  * nodes replace earlier ones with the same path, later mounts replace
  * earlier ones at the same containerPath, mounts sorted by depth. */
-void cdi_edits_finish(dra_cdi_edits *e) DRA_HIDDEN;
+void cdi_edits_finish(dra_node_cdi_edits *e) DRA_HIDDEN;
 
 #endif

@@ -30,7 +30,7 @@
 
 extern char **environ;
 
-struct dra_runtime {
+struct dra_node_runtime {
     const dra_mem *mem;
     char *state_dir;
     char *bwrap;
@@ -38,8 +38,8 @@ struct dra_runtime {
     int as_root;
 };
 
-struct dra_ctr {
-    dra_runtime *rt;
+struct dra_node_ctr {
+    dra_node_runtime *rt;
     char *id;
     char *dir;
     int shim_pid;
@@ -75,10 +75,10 @@ static char *find_shim(const dra_mem *mem)
     return dra_strdup(mem, executable(DRA_SHIM_BUILD_PATH) ? DRA_SHIM_BUILD_PATH : "dra-shim");
 }
 
-dra_err dra_runtime_new(const dra_runtime_opts *opts, const dra_mem *mem,
-                        dra_runtime **out, dra_diag *d)
+dra_err dra_node_runtime_new(const dra_node_runtime_opts *opts, const dra_mem *mem,
+                        dra_node_runtime **out, dra_diag *d)
 {
-    dra_runtime *rt;
+    dra_node_runtime *rt;
     *out = NULL;
     if (!opts || !opts->state_dir || !opts->state_dir[0])
         return dra_diag_add(d, "", 0, 0, "the runtime needs a state directory"), DRA_EINVAL;
@@ -90,25 +90,25 @@ dra_err dra_runtime_new(const dra_runtime_opts *opts, const dra_mem *mem,
     rt->shim = opts->shim ? dra_strdup(mem, opts->shim) : find_shim(mem);
     rt->as_root = geteuid() == 0;
     if (!rt->state_dir || !rt->bwrap || !rt->shim) {
-        dra_runtime_free(rt);
+        dra_node_runtime_free(rt);
         return DRA_ENOMEM;
     }
     if (!executable(rt->bwrap) || !executable(rt->shim)) {
         dra_diag_add(d, "", 0, 0, "%s is not an executable file (install bubblewrap; build dra-shim)",
                      executable(rt->bwrap) ? rt->shim : rt->bwrap);
-        dra_runtime_free(rt);
+        dra_node_runtime_free(rt);
         return DRA_EINVAL;
     }
     if (node_mkdirs(rt->state_dir) != 0) {
         dra_diag_add(d, "", 0, 0, "create %s: %s", rt->state_dir, strerror(errno));
-        dra_runtime_free(rt);
+        dra_node_runtime_free(rt);
         return DRA_EIO;
     }
     *out = rt;
     return DRA_OK;
 }
 
-void dra_runtime_free(dra_runtime *rt)
+void dra_node_runtime_free(dra_node_runtime *rt)
 {
     if (!rt)
         return;
@@ -118,7 +118,7 @@ void dra_runtime_free(dra_runtime *rt)
     dra_free(rt->mem, rt);
 }
 
-dra_err dra_runtime_probe(dra_runtime *rt, dra_diag *d)
+dra_err dra_node_runtime_probe(dra_node_runtime *rt, dra_diag *d)
 {
     int pfd[2], st = 0;
     char msg[512];
@@ -170,7 +170,7 @@ dra_err dra_runtime_probe(dra_runtime *rt, dra_diag *d)
     return DRA_EUNSUPPORTED;
 }
 
-dra_err dra_runtime_list(dra_runtime *rt, dra_arena *a, const char ***ids, size_t *n)
+dra_err dra_node_runtime_list(dra_node_runtime *rt, dra_arena *a, const char ***ids, size_t *n)
 {
     DIR *dp = opendir(rt->state_dir);
     struct dirent *de;
@@ -268,9 +268,9 @@ static int pidfd_of(int pid)
 #endif
 }
 
-static dra_ctr *ctr_new(dra_runtime *rt, const char *id, const char *dir)
+static dra_node_ctr *ctr_new(dra_node_runtime *rt, const char *id, const char *dir)
 {
-    dra_ctr *c = dra_calloc(rt->mem, 1, sizeof *c);
+    dra_node_ctr *c = dra_calloc(rt->mem, 1, sizeof *c);
     if (!c)
         return NULL;
     c->rt = rt;
@@ -278,13 +278,13 @@ static dra_ctr *ctr_new(dra_runtime *rt, const char *id, const char *dir)
     c->id = dra_strdup(rt->mem, id);
     c->dir = dra_strdup(rt->mem, dir);
     if (!c->id || !c->dir) {
-        dra_ctr_free(c);
+        dra_node_ctr_free(c);
         return NULL;
     }
     return c;
 }
 
-void dra_ctr_free(dra_ctr *c)
+void dra_node_ctr_free(dra_node_ctr *c)
 {
     if (!c)
         return;
@@ -295,17 +295,17 @@ void dra_ctr_free(dra_ctr *c)
     dra_free(c->rt->mem, c);
 }
 
-const char *dra_ctr_id(const dra_ctr *c)
+const char *dra_node_ctr_id(const dra_node_ctr *c)
 {
     return c->id;
 }
 
-int dra_ctr_fd(const dra_ctr *c)
+int dra_node_ctr_fd(const dra_node_ctr *c)
 {
     return c->pidfd;
 }
 
-dra_err dra_ctr_status_get(dra_ctr *c, dra_ctr_status *st)
+dra_err dra_node_ctr_status_get(dra_node_ctr *c, dra_node_ctr_status *st)
 {
     raw_state s;
     memset(st, 0, sizeof *st);
@@ -317,17 +317,17 @@ dra_err dra_ctr_status_get(dra_ctr *c, dra_ctr_status *st)
     st->exit_code = s.exit_code;
     snprintf(st->message, sizeof st->message, "%s", s.message);
     if (strcmp(s.status, "exited") == 0)
-        st->phase = DRA_CTR_EXITED;
+        st->phase = DRA_NODE_CTR_EXITED;
     else if (strcmp(s.status, "failed") == 0)
-        st->phase = DRA_CTR_FAILED;
+        st->phase = DRA_NODE_CTR_FAILED;
     else if (!alive(s.shim_pid, s.shim_start))
-        st->phase = DRA_CTR_LOST;
+        st->phase = DRA_NODE_CTR_LOST;
     else
-        st->phase = strcmp(s.status, "running") == 0 ? DRA_CTR_RUNNING : DRA_CTR_CREATED;
+        st->phase = strcmp(s.status, "running") == 0 ? DRA_NODE_CTR_RUNNING : DRA_NODE_CTR_CREATED;
     return DRA_OK;
 }
 
-dra_err dra_ctr_signal(dra_ctr *c, int sig)
+dra_err dra_node_ctr_signal(dra_node_ctr *c, int sig)
 {
     raw_state s;
     if (state_read(c->dir, &s) != 0)
@@ -340,16 +340,16 @@ dra_err dra_ctr_signal(dra_ctr *c, int sig)
     return DRA_OK;
 }
 
-dra_err dra_ctr_wait(dra_ctr *c, int timeout_ms, dra_ctr_status *st)
+dra_err dra_node_ctr_wait(dra_node_ctr *c, int timeout_ms, dra_node_ctr_status *st)
 {
-    dra_ctr_status tmp;
+    dra_node_ctr_status tmp;
     int64_t deadline = timeout_ms < 0 ? -1 : node_mono_ms() + timeout_ms;
     if (!st)
         st = &tmp;
     for (;;) {
         int64_t left = deadline < 0 ? 50 : deadline - node_mono_ms();
-        if (dra_ctr_status_get(c, st) == DRA_OK && st->phase != DRA_CTR_RUNNING &&
-            st->phase != DRA_CTR_CREATED)
+        if (dra_node_ctr_status_get(c, st) == DRA_OK && st->phase != DRA_NODE_CTR_RUNNING &&
+            st->phase != DRA_NODE_CTR_CREATED)
             return DRA_OK;
         if (deadline >= 0 && left <= 0)
             return DRA_ETIMEOUT;
@@ -357,9 +357,9 @@ dra_err dra_ctr_wait(dra_ctr *c, int timeout_ms, dra_ctr_status *st)
             struct pollfd p = {c->pidfd, POLLIN, 0};
             if (poll(&p, 1, deadline < 0 ? -1 : (int)left) > 0) {
                 /* The shim is gone; its last write is on disk. */
-                dra_ctr_status_get(c, st);
-                if (st->phase == DRA_CTR_RUNNING || st->phase == DRA_CTR_CREATED)
-                    st->phase = DRA_CTR_LOST;
+                dra_node_ctr_status_get(c, st);
+                if (st->phase == DRA_NODE_CTR_RUNNING || st->phase == DRA_NODE_CTR_CREATED)
+                    st->phase = DRA_NODE_CTR_LOST;
                 return DRA_OK;
             }
         } else {
@@ -368,7 +368,7 @@ dra_err dra_ctr_wait(dra_ctr *c, int timeout_ms, dra_ctr_status *st)
     }
 }
 
-dra_err dra_ctr_remove(dra_runtime *rt, const char *id)
+dra_err dra_node_ctr_remove(dra_node_runtime *rt, const char *id)
 {
     char dir[PATH_MAX];
     raw_state s;
@@ -379,11 +379,11 @@ dra_err dra_ctr_remove(dra_runtime *rt, const char *id)
     return node_rmtree(dir) == 0 ? DRA_OK : DRA_EIO;
 }
 
-dra_err dra_ctr_open(dra_runtime *rt, const char *id, dra_ctr **out, dra_diag *d)
+dra_err dra_node_ctr_open(dra_node_runtime *rt, const char *id, dra_node_ctr **out, dra_diag *d)
 {
     char dir[PATH_MAX];
     raw_state s;
-    dra_ctr *c;
+    dra_node_ctr *c;
     *out = NULL;
     if (!id || strchr(id, '/') || (size_t)snprintf(dir, sizeof dir, "%s/%s", rt->state_dir, id) >= sizeof dir)
         return DRA_EINVAL;
@@ -438,7 +438,7 @@ static int read_line(int fd, char *buf, size_t size, int timeout_ms)
 
 /* Forks the shim in its own session, twice removed from us. Only
  * async-signal-safe calls between fork and exec: we may have threads. */
-static int spawn_shim(dra_runtime *rt, const char *dir, int sync_fd)
+static int spawn_shim(dra_node_runtime *rt, const char *dir, int sync_fd)
 {
     char *argv[] = {rt->shim, (char *)"run", (char *)dir, (char *)"3", NULL};
     int nul = open("/dev/null", O_RDWR | O_CLOEXEC), st = 0;
@@ -471,7 +471,7 @@ static int spawn_shim(dra_runtime *rt, const char *dir, int sync_fd)
     return 0;
 }
 
-static dra_err write_config(dra_runtime *rt, const dra_ctr_config *cfg, const char *dir, dra_diag *d)
+static dra_err write_config(dra_node_runtime *rt, const dra_node_ctr_config *cfg, const char *dir, dra_diag *d)
 {
     dra_arena a;
     dra_buf b;
@@ -494,15 +494,15 @@ static dra_err write_config(dra_runtime *rt, const dra_ctr_config *cfg, const ch
 }
 
 /* Talks the shim through its start: its pid, our go, its outcome. */
-static dra_err handshake(dra_ctr *c, int fd, dra_diag *d)
+static dra_err handshake(dra_node_ctr *c, int fd, dra_diag *d)
 {
     char line[1024];
     int got = read_line(fd, line, sizeof line, 10000);
     if (got == 0 && strncmp(line, "failed ", 7) == 0)
         return dra_diag_add(d, "", 0, 0, "%s", line + 7), DRA_EIO;
     if (got != 0 || strncmp(line, "pid ", 4) != 0) {
-        dra_ctr_status st;
-        if (dra_ctr_status_get(c, &st) == DRA_OK && st.message[0])
+        dra_node_ctr_status st;
+        if (dra_node_ctr_status_get(c, &st) == DRA_OK && st.message[0])
             return dra_diag_add(d, "", 0, 0, "%s", st.message), DRA_EIO;
         return dra_diag_add(d, "", 0, 0, "dra-shim did not start (%s)", c->rt->shim), DRA_EIO;
     }
@@ -521,12 +521,12 @@ static dra_err handshake(dra_ctr *c, int fd, dra_diag *d)
     return DRA_EIO;
 }
 
-dra_err dra_ctr_start(dra_runtime *rt, const dra_ctr_config *cfg,
-                      dra_ctr **out, dra_diag *d)
+dra_err dra_node_ctr_start(dra_node_runtime *rt, const dra_node_ctr_config *cfg,
+                      dra_node_ctr **out, dra_diag *d)
 {
     char dir[PATH_MAX];
     int sv[2];
-    dra_ctr *c;
+    dra_node_ctr *c;
     dra_err e;
     *out = NULL;
     if (!cfg || !cfg->id || !cfg->log_path || strchr(cfg->id, '/') ||
@@ -542,20 +542,20 @@ dra_err dra_ctr_start(dra_runtime *rt, const dra_ctr_config *cfg,
     if (!(c = ctr_new(rt, cfg->id, dir)))
         return DRA_ENOMEM;
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
-        dra_ctr_free(c);
+        dra_node_ctr_free(c);
         return DRA_EIO;
     }
     if (spawn_shim(rt, dir, sv[1]) != 0) {
         close(sv[0]);
         close(sv[1]);
-        dra_ctr_free(c);
+        dra_node_ctr_free(c);
         return dra_diag_add(d, "", 0, 0, "fork: %s", strerror(errno)), DRA_EIO;
     }
     close(sv[1]);
     e = handshake(c, sv[0], d);
     close(sv[0]);
     if (e) {
-        dra_ctr_free(c);
+        dra_node_ctr_free(c);
         return e;
     }
     *out = c;

@@ -53,7 +53,7 @@ static void expect_name_error(const char *id, const char *msg)
     dra_diag d;
     dra_arena_init(&a, NULL);
     dra_diag_init(&d, NULL);
-    assert_int_equal(dra_cdi_parse_name(id, &a, NULL, NULL, NULL, &d), DRA_EINVAL);
+    assert_int_equal(dra_node_cdi_parse_name(id, &a, NULL, NULL, NULL, &d), DRA_EINVAL);
     assert_string_equal(dra_diag_first(&d), msg);
     dra_diag_fini(&d);
     dra_arena_fini(&a);
@@ -65,11 +65,11 @@ static void test_names(void **state)
     const char *v, *c, *n;
     (void)state;
     dra_arena_init(&a, NULL);
-    assert_int_equal(dra_cdi_parse_name("k8s.gpu.nvidia.com/claim=0c1d-gpu-0", &a, &v, &c, &n, NULL), DRA_OK);
+    assert_int_equal(dra_node_cdi_parse_name("k8s.gpu.nvidia.com/claim=0c1d-gpu-0", &a, &v, &c, &n, NULL), DRA_OK);
     assert_string_equal(v, "k8s.gpu.nvidia.com");
     assert_string_equal(c, "claim");
     assert_string_equal(n, "0c1d-gpu-0");
-    assert_int_equal(dra_cdi_parse_name("a/b=c:d_e.f", &a, NULL, NULL, NULL, NULL), DRA_OK);
+    assert_int_equal(dra_node_cdi_parse_name("a/b=c:d_e.f", &a, NULL, NULL, NULL, NULL), DRA_OK);
     dra_arena_fini(&a);
     expect_name_error("gpu0", "unqualified device \"gpu0\", missing vendor");
     expect_name_error("/dev/nvidia0", "unqualified device \"/dev/nvidia0\", missing vendor");
@@ -86,7 +86,7 @@ static void test_names(void **state)
                       "invalid device \"vendor/class=x/y\": invalid character '/' in device name \"x/y\"");
 }
 
-static dra_err parse(const char *text, int json, dra_cdi_spec **out, char *msg, size_t size)
+static dra_err parse(const char *text, int json, dra_node_cdi_spec **out, char *msg, size_t size)
 {
     static dra_arena a;
     dra_diag d;
@@ -94,7 +94,7 @@ static dra_err parse(const char *text, int json, dra_cdi_spec **out, char *msg, 
     dra_arena_fini(&a);
     dra_arena_init(&a, NULL);
     dra_diag_init(&d, NULL);
-    e = dra_cdi_spec_parse(&a, text, strlen(text), json, out, &d);
+    e = dra_node_cdi_spec_parse(&a, text, strlen(text), json, out, &d);
     snprintf(msg, size, "%s", dra_diag_first(&d) ? dra_diag_first(&d) : "");
     dra_diag_fini(&d);
     return e;
@@ -102,7 +102,7 @@ static dra_err parse(const char *text, int json, dra_cdi_spec **out, char *msg, 
 
 static void test_spec_parse(void **state)
 {
-    dra_cdi_spec *s;
+    dra_node_cdi_spec *s;
     char msg[512];
     (void)state;
     assert_int_equal(parse("---\ncdiVersion: 0.5.0\nkind: k8s.gpu.nvidia.com/claim\n"
@@ -119,7 +119,7 @@ static void test_spec_parse(void **state)
     assert_string_equal(s->devices[0].edits.device_nodes[0].host_path, "/drv/dev/nvidia0");
     assert_int_equal(s->devices[0].edits.device_nodes[0].major, 195);
     assert_int_equal(s->devices[0].edits.device_nodes[0].uid, -1);
-    assert_int_equal(s->edits.hooks[0].kind, DRA_CDI_HOOK_CREATE_CONTAINER);
+    assert_int_equal(s->edits.hooks[0].kind, DRA_NODE_CDI_HOOK_CREATE_CONTAINER);
     assert_int_equal(s->edits.hooks[0].n_args, 2);
     assert_int_equal(s->edits.hooks[0].timeout, -1);
     /* JSON, as containerd reads *.json files. */
@@ -132,7 +132,7 @@ static void test_spec_parse(void **state)
 
 static void expect_invalid(const char *text, const char *want)
 {
-    dra_cdi_spec *s;
+    dra_node_cdi_spec *s;
     char msg[512];
     dra_err e = parse(text, 0, &s, msg, sizeof msg);
     assert_true(e == DRA_EINVALID || e == DRA_EPARSE);
@@ -185,7 +185,7 @@ static void test_spec_invalid(void **state)
     expect_invalid("cdiVersion: [\n", "did not find expected node content while parsing a flow node");
 }
 
-static dra_err resolve(const char *const *ids, size_t n, dra_arena *a, dra_cdi_edits *e, char *msg, size_t size)
+static dra_err resolve(const char *const *ids, size_t n, dra_arena *a, dra_node_cdi_edits *e, char *msg, size_t size)
 {
     char etc[300], run[300];
     const char *dirs[2] = {etc, run};
@@ -194,7 +194,7 @@ static dra_err resolve(const char *const *ids, size_t n, dra_arena *a, dra_cdi_e
     snprintf(etc, sizeof etc, "%s/etc", tmpdir);
     snprintf(run, sizeof run, "%s/run", tmpdir);
     dra_diag_init(&d, NULL);
-    err = dra_cdi_resolve(dirs, 2, ids, n, a, e, &d);
+    err = dra_node_cdi_resolve(dirs, 2, ids, n, a, e, &d);
     snprintf(msg, size, "%s", dra_diag_first(&d) ? dra_diag_first(&d) : "");
     dra_diag_fini(&d);
     return err;
@@ -204,7 +204,7 @@ static void test_resolve(void **state)
 {
     char etc[300], run[300], msg[512];
     dra_arena a;
-    dra_cdi_edits e;
+    dra_node_cdi_edits e;
     (void)state;
     snprintf(etc, sizeof etc, "%s/etc", tmpdir);
     snprintf(run, sizeof run, "%s/run", tmpdir);
@@ -280,11 +280,11 @@ static void test_failmalloc(void **state)
     for (long i = 0;; i++) {
         dra_failmem fm;
         dra_arena a;
-        dra_cdi_spec *s = NULL;
+        dra_node_cdi_spec *s = NULL;
         dra_err e;
         dra_failmem_init(&fm, i);
         dra_arena_init(&a, &fm.mem);
-        e = dra_cdi_spec_parse(&a, spec, sizeof spec - 1, 0, &s, NULL);
+        e = dra_node_cdi_spec_parse(&a, spec, sizeof spec - 1, 0, &s, NULL);
         dra_arena_fini(&a);
         assert_int_equal(fm.live, 0);
         if (!fm.failed) {

@@ -16,7 +16,7 @@
 #include "dra/node.h"
 
 static char tmpdir[256];
-static dra_runtime *rt;
+static dra_node_runtime *rt;
 static char started[32][64];
 static size_t n_started;
 
@@ -42,7 +42,7 @@ static void write_exec(const char *name, const char *text)
 typedef struct run_result {
     dra_err err;
     char msg[512];
-    dra_ctr_status st;
+    dra_node_ctr_status st;
     char log[65536];
 } run_result;
 
@@ -57,12 +57,12 @@ static int to_buf(void *ud, const char *p, size_t n)
     return 0;
 }
 
-static dra_ctr *start(const char *id, const char *const *argv, size_t argc, const char *const *env,
-                      size_t n_env, const char *cwd, const dra_cdi_edits *edits, run_result *r)
+static dra_node_ctr *start(const char *id, const char *const *argv, size_t argc, const char *const *env,
+                      size_t n_env, const char *cwd, const dra_node_cdi_edits *edits, run_result *r)
 {
-    dra_ctr_config cfg;
+    dra_node_ctr_config cfg;
     dra_diag d;
-    dra_ctr *c = NULL;
+    dra_node_ctr *c = NULL;
     char log[512];
     memset(r, 0, sizeof *r);
     memset(&cfg, 0, sizeof cfg);
@@ -77,7 +77,7 @@ static dra_ctr *start(const char *id, const char *const *argv, size_t argc, cons
     cfg.edits = edits;
     cfg.log_path = log;
     dra_diag_init(&d, NULL);
-    r->err = dra_ctr_start(rt, &cfg, &c, &d);
+    r->err = dra_node_ctr_start(rt, &cfg, &c, &d);
     snprintf(r->msg, sizeof r->msg, "%s", dra_diag_first(&d) ? dra_diag_first(&d) : "");
     dra_diag_fini(&d);
     if (n_started < 32)
@@ -85,21 +85,21 @@ static dra_ctr *start(const char *id, const char *const *argv, size_t argc, cons
     return c;
 }
 
-static void finish(dra_ctr *c, const char *id, run_result *r)
+static void finish(dra_node_ctr *c, const char *id, run_result *r)
 {
     char log[512];
     snprintf(log, sizeof log, "%s/%s.log", tmpdir, id);
-    assert_int_equal(dra_ctr_wait(c, 20000, &r->st), DRA_OK);
-    dra_ctr_free(c);
+    assert_int_equal(dra_node_ctr_wait(c, 20000, &r->st), DRA_OK);
+    dra_node_ctr_free(c);
     r->log[0] = '\0';
-    dra_log_read(log, NULL, to_buf, r->log);
+    dra_node_log_read(log, NULL, to_buf, r->log);
 }
 
 static void run(const char *id, const char *script, const char *const *env, size_t n_env,
-                const dra_cdi_edits *edits, run_result *r)
+                const dra_node_cdi_edits *edits, run_result *r)
 {
     const char *argv[] = {"/bin/sh", "-c", script};
-    dra_ctr *c = start(id, argv, 3, env, n_env, NULL, edits, r);
+    dra_node_ctr *c = start(id, argv, 3, env, n_env, NULL, edits, r);
     if (r->err != DRA_OK)
         fail_msg("start %s: %s: %s", id, dra_strerror(r->err), r->msg);
     finish(c, id, r);
@@ -113,7 +113,7 @@ static void test_output_and_exit(void **state)
     size_t n;
     (void)state;
     run("out1", "echo hello; echo oops >&2; printf 'no newline'; exit 3", NULL, 0, NULL, &r);
-    assert_int_equal(r.st.phase, DRA_CTR_EXITED);
+    assert_int_equal(r.st.phase, DRA_NODE_CTR_EXITED);
     assert_int_equal(r.st.exit_code, 3);
     assert_true(r.st.started_ns > 0 && r.st.finished_ns >= r.st.started_ns);
     assert_non_null(strstr(r.log, "hello\n"));
@@ -137,7 +137,7 @@ static void test_env_and_namespaces(void **state)
     run_result r;
     const char *env[] = {"PATH=/usr/bin:/bin", "WHO=pod", "KEEP=1"};
     const char *cdi_env[] = {"WHO=cdi"};
-    dra_cdi_edits e;
+    dra_node_cdi_edits e;
     (void)state;
     memset(&e, 0, sizeof e);
     e.env = cdi_env;
@@ -160,10 +160,10 @@ static void test_cdi_devices_and_mounts(void **state)
 {
     run_result r;
     char dev0[512], dev1[512], tool[512], libdir[512];
-    dra_cdi_device_node nodes[2];
-    dra_cdi_mount mounts[2];
+    dra_node_cdi_device_node nodes[2];
+    dra_node_cdi_mount mounts[2];
     const char *ro[] = {"ro", "nosuid", "nodev", "rbind", "rprivate"};
-    dra_cdi_edits e;
+    dra_node_cdi_edits e;
     FILE *f;
     (void)state;
     path_in(dev0, sizeof dev0, "nvidia0");
@@ -179,13 +179,13 @@ static void test_cdi_devices_and_mounts(void **state)
     mkdir(libdir, 0755);
     memset(&e, 0, sizeof e);
     memset(nodes, 0, sizeof nodes);
-    nodes[0] = (dra_cdi_device_node){"/dev/nvidia0", dev0, "", 0, 0, -1, NULL, -1, -1};
-    nodes[1] = (dra_cdi_device_node){"/dev/dri/card1", dev1, "", 0, 0, -1, NULL, -1, -1};
+    nodes[0] = (dra_node_cdi_device_node){"/dev/nvidia0", dev0, "", 0, 0, -1, NULL, -1, -1};
+    nodes[1] = (dra_node_cdi_device_node){"/dev/dri/card1", dev1, "", 0, 0, -1, NULL, -1, -1};
     e.device_nodes = nodes;
     e.n_device_nodes = 2;
     /* A binary at a path the host does not have, and a directory. */
-    mounts[0] = (dra_cdi_mount){tool, "/usr/local/bin/dra-test-fake-smi", NULL, ro, 5};
-    mounts[1] = (dra_cdi_mount){libdir, "/usr/lib/dra-test-driver-libs", NULL, ro, 5};
+    mounts[0] = (dra_node_cdi_mount){tool, "/usr/local/bin/dra-test-fake-smi", NULL, ro, 5};
+    mounts[1] = (dra_node_cdi_mount){libdir, "/usr/lib/dra-test-driver-libs", NULL, ro, 5};
     e.mounts = mounts;
     e.n_mounts = 2;
     run("cdi1", "cat /dev/nvidia0; ls /dev/dri; dra-test-fake-smi; test -d /usr/lib/dra-test-driver-libs && echo libs;"
@@ -216,7 +216,7 @@ static void test_cdi_devices_and_mounts(void **state)
 static void test_start_errors(void **state)
 {
     run_result r;
-    dra_ctr *c;
+    dra_node_ctr *c;
     (void)state;
     c = start("err1", (const char *[]){"no-such-command-xyz", "a"}, 2,
               (const char *[]){"PATH=/usr/bin:/bin"}, 1, NULL, NULL, &r);
@@ -246,10 +246,10 @@ static void test_hooks(void **state)
     run_result r;
     char hook_host[512], hook_in[512], hook_bad[512], mark[512], mark2[512], st[512];
     char script[1024];
-    dra_cdi_hook hooks[4];
+    dra_node_cdi_hook hooks[4];
     const char *a_host[] = {"hook-host", "prestart"}, *a_stop[] = {"hook-host", "poststop"};
     const char *henv[] = {"HOOKVAR=42"};
-    dra_cdi_edits e;
+    dra_node_cdi_edits e;
     FILE *f;
     size_t n;
     (void)state;
@@ -264,9 +264,9 @@ static void test_hooks(void **state)
     path_in(hook_bad, sizeof hook_bad, "hook-bad");
     memset(&e, 0, sizeof e);
     memset(hooks, 0, sizeof hooks);
-    hooks[0] = (dra_cdi_hook){DRA_CDI_HOOK_PRESTART, "prestart", hook_host, a_host, 2, henv, 1, -1};
-    hooks[1] = (dra_cdi_hook){DRA_CDI_HOOK_CREATE_CONTAINER, "createContainer", hook_in, NULL, 0, NULL, 0, 5};
-    hooks[2] = (dra_cdi_hook){DRA_CDI_HOOK_POSTSTOP, "poststop", hook_host, a_stop, 2, henv, 1, -1};
+    hooks[0] = (dra_node_cdi_hook){DRA_NODE_CDI_HOOK_PRESTART, "prestart", hook_host, a_host, 2, henv, 1, -1};
+    hooks[1] = (dra_node_cdi_hook){DRA_NODE_CDI_HOOK_CREATE_CONTAINER, "createContainer", hook_in, NULL, 0, NULL, 0, 5};
+    hooks[2] = (dra_node_cdi_hook){DRA_NODE_CDI_HOOK_POSTSTOP, "poststop", hook_host, a_stop, 2, henv, 1, -1};
     e.hooks = hooks;
     e.n_hooks = 3;
     run("hook1", "cat /tmp/hook-mark", NULL, 0, &e, &r);
@@ -286,7 +286,7 @@ static void test_hooks(void **state)
         usleep(20000);
     assert_int_equal(access(mark2, F_OK), 0);
     /* A failing createContainer hook: the container does not start. */
-    hooks[0] = (dra_cdi_hook){DRA_CDI_HOOK_CREATE_CONTAINER, "createContainer", hook_bad, NULL, 0, NULL, 0, -1};
+    hooks[0] = (dra_node_cdi_hook){DRA_NODE_CDI_HOOK_CREATE_CONTAINER, "createContainer", hook_bad, NULL, 0, NULL, 0, -1};
     e.n_hooks = 1;
     start("hook2", (const char *[]){"/bin/true"}, 1, NULL, 0, NULL, &e, &r);
     assert_int_equal(r.err, DRA_EIO);
@@ -297,40 +297,40 @@ static void test_hooks(void **state)
 static void test_signals_and_reopen(void **state)
 {
     run_result r;
-    dra_ctr *c, *again;
-    dra_ctr_status st;
+    dra_node_ctr *c, *again;
+    dra_node_ctr_status st;
     (void)state;
     /* sh as pid 1 has no SIGTERM handler: the kernel drops the signal,
      * as for a container's pid 1 under any runtime. */
     c = start("sig1", (const char *[]){"/bin/sh", "-c", "sleep 300 & sleep 300; echo never"}, 3, NULL, 0, NULL,
               NULL, &r);
     assert_non_null(c);
-    assert_int_equal(dra_ctr_status_get(c, &st), DRA_OK);
-    assert_int_equal(st.phase, DRA_CTR_RUNNING);
+    assert_int_equal(dra_node_ctr_status_get(c, &st), DRA_OK);
+    assert_int_equal(st.phase, DRA_NODE_CTR_RUNNING);
     assert_true(st.pid > 1);
     /* Forget the handle, as a restarted drad would, and find it again. */
-    dra_ctr_free(c);
-    assert_int_equal(dra_ctr_open(rt, "sig1", &again, NULL), DRA_OK);
-    assert_int_equal(dra_ctr_status_get(again, &st), DRA_OK);
-    assert_int_equal(st.phase, DRA_CTR_RUNNING);
-    assert_int_equal(dra_ctr_remove(rt, "sig1"), DRA_ECONFLICT);
-    assert_int_equal(dra_ctr_signal(again, SIGTERM), DRA_OK);
-    assert_int_equal(dra_ctr_wait(again, 300, &st), DRA_ETIMEOUT);
-    assert_int_equal(dra_ctr_signal(again, SIGKILL), DRA_OK);
-    assert_int_equal(dra_ctr_wait(again, 10000, &st), DRA_OK);
-    assert_int_equal(st.phase, DRA_CTR_EXITED);
+    dra_node_ctr_free(c);
+    assert_int_equal(dra_node_ctr_open(rt, "sig1", &again, NULL), DRA_OK);
+    assert_int_equal(dra_node_ctr_status_get(again, &st), DRA_OK);
+    assert_int_equal(st.phase, DRA_NODE_CTR_RUNNING);
+    assert_int_equal(dra_node_ctr_remove(rt, "sig1"), DRA_ECONFLICT);
+    assert_int_equal(dra_node_ctr_signal(again, SIGTERM), DRA_OK);
+    assert_int_equal(dra_node_ctr_wait(again, 300, &st), DRA_ETIMEOUT);
+    assert_int_equal(dra_node_ctr_signal(again, SIGKILL), DRA_OK);
+    assert_int_equal(dra_node_ctr_wait(again, 10000, &st), DRA_OK);
+    assert_int_equal(st.phase, DRA_NODE_CTR_EXITED);
     assert_int_equal(st.exit_code, 137);
     /* Signalling an ended container is not an error. */
-    assert_int_equal(dra_ctr_signal(again, SIGKILL), DRA_OK);
-    dra_ctr_free(again);
-    assert_int_equal(dra_ctr_remove(rt, "sig1"), DRA_OK);
-    assert_int_equal(dra_ctr_open(rt, "sig1", &again, NULL), DRA_ENOTFOUND);
+    assert_int_equal(dra_node_ctr_signal(again, SIGKILL), DRA_OK);
+    dra_node_ctr_free(again);
+    assert_int_equal(dra_node_ctr_remove(rt, "sig1"), DRA_OK);
+    assert_int_equal(dra_node_ctr_open(rt, "sig1", &again, NULL), DRA_ENOTFOUND);
     /* A trap: SIGTERM reaches a pid 1 that handles it. */
     c = start("sig2", (const char *[]){"/bin/sh", "-c", "trap 'echo got-term; exit 0' TERM; while :; do sleep 0.05; done"},
               3, NULL, 0, NULL, NULL, &r);
     assert_non_null(c);
     usleep(200000);
-    assert_int_equal(dra_ctr_signal(c, SIGTERM), DRA_OK);
+    assert_int_equal(dra_node_ctr_signal(c, SIGTERM), DRA_OK);
     finish(c, "sig2", &r);
     assert_int_equal(r.st.exit_code, 0);
     assert_string_equal(r.log, "got-term\n");
@@ -340,7 +340,7 @@ static void test_logs(void **state)
 {
     run_result r;
     char path[512];
-    dra_log_opts o;
+    dra_node_log_opts o;
     char out[65536];
     (void)state;
     /* A 40 KiB line becomes partial records and reads back whole. */
@@ -350,14 +350,14 @@ static void test_logs(void **state)
     memset(&o, 0, sizeof o);
     o.tail_lines = 2;
     out[0] = '\0';
-    assert_int_equal(dra_log_read(path, &o, to_buf, out), DRA_OK);
+    assert_int_equal(dra_node_log_read(path, &o, to_buf, out), DRA_OK);
     assert_int_equal(strlen(out), 40001 + 6);
     assert_int_equal(strncmp(out, "xxxx", 4), 0);
     assert_string_equal(out + 40001, "three\n");
     o.tail_lines = 1;
     o.timestamps = 1;
     out[0] = '\0';
-    assert_int_equal(dra_log_read(path, &o, to_buf, out), DRA_OK);
+    assert_int_equal(dra_node_log_read(path, &o, to_buf, out), DRA_OK);
     assert_int_equal(strlen(out), 31 + 6);
     assert_string_equal(out + 31, "three\n");
     assert_int_equal(out[30], ' ');
@@ -365,29 +365,29 @@ static void test_logs(void **state)
     o.timestamps = 0;
     o.limit_bytes = 6;
     out[0] = '\0';
-    assert_int_equal(dra_log_read(path, &o, to_buf, out), DRA_OK);
+    assert_int_equal(dra_node_log_read(path, &o, to_buf, out), DRA_OK);
     assert_string_equal(out, "one\ntw");
     o.limit_bytes = 0;
     o.since_ns = INT64_MAX;
     out[0] = '\0';
-    assert_int_equal(dra_log_read(path, &o, to_buf, out), DRA_OK);
+    assert_int_equal(dra_node_log_read(path, &o, to_buf, out), DRA_OK);
     assert_string_equal(out, "");
     snprintf(path, sizeof path, "%s/nope.log", tmpdir);
-    assert_int_equal(dra_log_read(path, NULL, to_buf, out), DRA_ENOTFOUND);
+    assert_int_equal(dra_node_log_read(path, NULL, to_buf, out), DRA_ENOTFOUND);
 }
 
 /* --follow: returns once the container ended, with everything. */
 static int ended(void *ud)
 {
-    dra_ctr_status st;
-    return dra_ctr_status_get(ud, &st) == DRA_OK && st.phase == DRA_CTR_EXITED;
+    dra_node_ctr_status st;
+    return dra_node_ctr_status_get(ud, &st) == DRA_OK && st.phase == DRA_NODE_CTR_EXITED;
 }
 
 static void test_follow(void **state)
 {
     run_result r;
-    dra_ctr *c;
-    dra_log_opts o;
+    dra_node_ctr *c;
+    dra_node_log_opts o;
     char path[512], out[4096];
     (void)state;
     c = start("fol1", (const char *[]){"/bin/sh", "-c", "for i in 1 2 3; do echo line$i; sleep 0.1; done"}, 3,
@@ -400,14 +400,14 @@ static void test_follow(void **state)
     o.done = ended;
     o.done_ud = c;
     out[0] = '\0';
-    assert_int_equal(dra_log_read(path, &o, to_buf, out), DRA_OK);
+    assert_int_equal(dra_node_log_read(path, &o, to_buf, out), DRA_OK);
     assert_string_equal(out, "line1\nline2\nline3\n");
-    dra_ctr_free(c);
+    dra_node_ctr_free(c);
 }
 
 static int setup(void **state)
 {
-    dra_runtime_opts o;
+    dra_node_runtime_opts o;
     char dir[300];
     (void)state;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/dra-test-rt-XXXXXX");
@@ -416,7 +416,7 @@ static int setup(void **state)
     snprintf(dir, sizeof dir, "%s/state", tmpdir);
     memset(&o, 0, sizeof o);
     o.state_dir = dir;
-    return dra_runtime_new(&o, NULL, &rt, NULL) == DRA_OK ? 0 : -1;
+    return dra_node_runtime_new(&o, NULL, &rt, NULL) == DRA_OK ? 0 : -1;
 }
 
 /* Ends whatever a failed test left running, by id, then removes all. */
@@ -425,14 +425,14 @@ static int teardown(void **state)
     char cmd[400];
     (void)state;
     for (size_t i = 0; i < n_started; i++) {
-        dra_ctr *c;
-        if (dra_ctr_open(rt, started[i], &c, NULL) == DRA_OK) {
-            dra_ctr_signal(c, SIGKILL);
-            dra_ctr_wait(c, 5000, NULL);
-            dra_ctr_free(c);
+        dra_node_ctr *c;
+        if (dra_node_ctr_open(rt, started[i], &c, NULL) == DRA_OK) {
+            dra_node_ctr_signal(c, SIGKILL);
+            dra_node_ctr_wait(c, 5000, NULL);
+            dra_node_ctr_free(c);
         }
     }
-    dra_runtime_free(rt);
+    dra_node_runtime_free(rt);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -454,7 +454,7 @@ int main(void)
     if (setup(NULL) != 0)
         return 1;
     dra_diag_init(&d, NULL);
-    if (dra_runtime_probe(rt, &d) != DRA_OK) {
+    if (dra_node_runtime_probe(rt, &d) != DRA_OK) {
         printf("skipping: %s\n", dra_diag_first(&d));
         dra_diag_fini(&d);
         teardown(NULL);
