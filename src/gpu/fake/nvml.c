@@ -224,7 +224,9 @@ FK_EXPORT nv_return nvmlDeviceGetUUID(nv_device d, char *buf, unsigned int len);
 nv_return nvmlDeviceGetUUID(nv_device d, char *buf, unsigned int len)
 {
     ENTER("nvmlDeviceGetUUID");
-    nv_return rc = dev_ok(d);
+    /* The identity answers even for a GPU in a failed state (NVML keeps
+     * it), so an XID can still be attributed to its GPU. */
+    nv_return rc = d ? NV_SUCCESS : NV_ERROR_INVALID_ARGUMENT;
     if (rc == NV_SUCCESS)
         rc = put_str(buf, len, d->is_mig ? d->mig->m->uuid : d->gpu->g->uuid);
     LEAVE(rc);

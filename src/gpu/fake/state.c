@@ -262,27 +262,27 @@ typedef struct ctl_line {
 
 static char parse_line(char *line, ctl_line *c)
 {
-    char *save = NULL, *w = strtok_r(line, " \t\r", &save);
+    char *save = NULL, *w = strtok_r(line, " \t\r\n", &save);
     memset(c, 0, sizeof *c);
     c->gi = c->ci = NV_INSTANCE_NONE;
     if (!w || w[0] == '#')
         return 0;
     char verb = !strcmp(w, "xid") ? 'x' : !strcmp(w, "lost") ? 'l' : !strcmp(w, "clear") ? 'c' : 0;
-    char *dev = strtok_r(NULL, " \t\r", &save);
+    char *dev = strtok_r(NULL, " \t\r\n", &save);
     if (!verb || !dev || !(c->gpu = fk_gpu_by_ref(dev)))
         return 0;
     if (verb == 'x') {
-        char *x = strtok_r(NULL, " \t\r", &save);
+        char *x = strtok_r(NULL, " \t\r\n", &save);
         if (!x)
             return 0;
         c->xid = strtoull(x, NULL, 10);
-        while ((w = strtok_r(NULL, " \t\r", &save))) {
+        while ((w = strtok_r(NULL, " \t\r\n", &save))) {
             char *v = NULL;
             if (!strcmp(w, "reset"))
                 c->reset = 1;
-            else if (!strcmp(w, "gi") && (v = strtok_r(NULL, " \t\r", &save)))
+            else if (!strcmp(w, "gi") && (v = strtok_r(NULL, " \t\r\n", &save)))
                 c->gi = (unsigned)strtoul(v, NULL, 10);
-            else if (!strcmp(w, "ci") && (v = strtok_r(NULL, " \t\r", &save)))
+            else if (!strcmp(w, "ci") && (v = strtok_r(NULL, " \t\r\n", &save)))
                 c->ci = (unsigned)strtoul(v, NULL, 10);
         }
     }
