@@ -347,6 +347,21 @@ static void test_paging_and_errors(void **state)
     assert_string_equal(dra_obj_str(dra_doc_get(out, "items")->u.list.items[4],
                                     "kind"), "ResourceSlice");
     assert_non_null(rv);
+    /* A client-side rate limit and an HTTP/2 offer (the stub answers
+     * HTTP/1.1 through ALPN) change nothing a caller sees. */
+    {
+        dra_kube_config cfg;
+        dra_cluster *lim;
+        base_cfg(&cfg);
+        cfg.qps = 200;
+        cfg.burst = 2;
+        cfg.http2 = 1;
+        lim = connect_cfg(&cfg);
+        for (int i = 0; i < 6; i++)
+            assert_int_equal(dra_cluster_get(lim, &slices, NULL, "s1", &a,
+                                             &out, &st), DRA_OK);
+        dra_cluster_free(lim);
+    }
     /* The request timeout. */
     {
         dra_kube_config cfg;
