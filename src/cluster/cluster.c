@@ -274,7 +274,7 @@ dra_err cluster_query_list(dra_buf *q, const dra_list_opts *o, int watch)
         cluster_query_add(q, "labelSelector", o->label_selector);
     if (o->field_selector && o->field_selector[0])
         cluster_query_add(q, "fieldSelector", o->field_selector);
-    if (o->resource_version)
+    if (o->resource_version && o->resource_version[0])
         cluster_query_add(q, "resourceVersion", o->resource_version);
     if (o->resource_version_match && o->resource_version_match[0])
         cluster_query_add(q, "resourceVersionMatch",

@@ -142,11 +142,13 @@ dra_err kube_watch_open(void *ud, const char *path, const char *query,
     await_headers(s, deadline);
     code = status_of(s);
     if (code == 0) {
+        char *url = NULL;
         if (!s->done)
             s->result = CURLE_OPERATION_TIMEDOUT;
+        curl_easy_getinfo(s->easy, CURLINFO_EFFECTIVE_URL, &url);
         err = kube_curl_err(s->result == CURLE_OK ? CURLE_RECV_ERROR
                                                   : s->result,
-                            s->errbuf, "GET", path, st);
+                            s->errbuf, "GET", url ? url : path, st);
         stream_free(s);
         return err;
     }

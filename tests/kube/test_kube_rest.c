@@ -387,6 +387,15 @@ static void test_paging_and_errors(void **state)
         assert_true(strncmp(st.message,
                             "Get \"https://127.0.0.1:1/apis/resource.k8s.io/"
                             "v1/resourceslices\": ", 62) == 0);
+        {
+            dra_watch *w = NULL;
+            assert_int_equal(dra_cluster_watch(gone, &slices, NULL, NULL, &w,
+                                               &st), DRA_EIO);
+            assert_null(w);
+            assert_true(strncmp(st.message,
+                                "Get \"https://127.0.0.1:1/apis/resource.k8s."
+                                "io/v1/resourceslices?watch=true\": ", 73) == 0);
+        }
         dra_cluster_free(gone);
     }
     dra_arena_fini(&a);
