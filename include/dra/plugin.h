@@ -206,6 +206,8 @@ typedef struct dra_plugin_opts {
                                         * process sees the driver root; NULL:
                                         * "/driver-root" when that exists,
                                         * else nvidia_driver_root */
+    const char *nvidia_cdi_hook_path;  /* --nvidia-cdi-hook-path (host path);
+                                        * NULL: see docs/plugin.md */
     const char *registrar_dir;         /* --kubelet-registrar-directory-path */
     const char *plugins_dir;           /* --kubelet-plugins-directory-path */
     int healthcheck_port;              /* --healthcheck-port (-1: off, 0: any) */
@@ -214,6 +216,10 @@ typedef struct dra_plugin_opts {
     dra_plugin_gates gates;
     dra_cluster *cluster; /* borrowed; NULL: no API server (prepare then
                            * fails: claims cannot be read) */
+    /* Where the plugin reports what it does on its own threads (health
+     * events, failed republishes, prepares); NULL: silent. */
+    void (*log)(void *ud, const char *msg);
+    void *log_ud;
     int workers;          /* concurrent DRA calls served (default 4) */
     size_t max_message;   /* gRPC receive limit in bytes (default 4 MiB) */
 } dra_plugin_opts;
