@@ -100,8 +100,8 @@ static dra_err scan_entry(const dra_gpu *g, dra_arena *a, const char *dir, const
     size_t nl = strlen(name), ns = strlen(suffix);
     if (strncmp(name, "lib", 3) || !strstr(name, ".so"))
         return DRA_OK;
-    snprintf(local, sizeof local, "%s/%s", dir, name);
-    if (lstat(local, &st))
+    if ((size_t)snprintf(local, sizeof local, "%s/%s", dir, name) >= sizeof local ||
+        lstat(local, &st))
         return DRA_OK;
     const char *rel = below_root(g->root, local);
     if (S_ISREG(st.st_mode) && nl > ns && !strcmp(name + nl - ns, suffix) && s->n_libs < s->cap) {
