@@ -462,6 +462,52 @@ static void test_inventory_errors(void **state)
     assert_int_equal(fk_default_gi(6, 1), 13);
 }
 
+/* A node written back out parses to the same GPUs, odd names included. */
+static void test_inventory_roundtrip(void **state)
+{
+    (void)state;
+    char path[512], err[512];
+    size_t len;
+    fx_path(path, sizeof path, "h100.yaml");
+    char *text = dra_test_slurp(path, &len);
+    char *at = strstr(text, "name: NVIDIA H100 80GB HBM3\n");
+    assert_non_null(at);
+    static const char odd[] = "name: 'N\"V\\ H100 80GB HBM3'\n";
+    assert_int_equal(sizeof odd - 1, strlen("name: NVIDIA H100 80GB HBM3\n"));
+    memcpy(at, odd, sizeof odd - 1);
+    fk_inventory a, b;
+    assert_int_equal(fk_inventory_parse(&a, NULL, text, len, err, sizeof err), 0);
+    char *out = NULL;
+    size_t olen = 0;
+    FILE *f = open_memstream(&out, &olen);
+    assert_int_equal(fk_inventory_write_node(&a, &a.nodes[0], f), 0);
+    fclose(f);
+    if (fk_inventory_parse(&b, NULL, out, olen, err, sizeof err))
+        fail_msg("%s in\n%s", err, out);
+    const fk_node *x = &a.nodes[0], *y = &b.nodes[0];
+    assert_string_equal(x->gpus[0].name, "N\"V\\ H100 80GB HBM3");
+    assert_string_equal(y->gpus[0].name, x->gpus[0].name);
+    assert_string_equal(y->driver_version, "570.172.08");
+    assert_int_equal(y->n_gpus, 8);
+    for (size_t i = 0; i < 8; i++) {
+        assert_string_equal(y->gpus[i].uuid, x->gpus[i].uuid);
+        assert_string_equal(y->gpus[i].pci_bus_id, x->gpus[i].pci_bus_id);
+        assert_int_equal(y->gpus[i].memory_bytes, x->gpus[i].memory_bytes);
+        assert_int_equal(y->gpus[i].n_migs, x->gpus[i].n_migs);
+        for (size_t j = 0; j < x->gpus[i].n_migs; j++) {
+            assert_string_equal(y->gpus[i].migs[j].uuid, x->gpus[i].migs[j].uuid);
+            assert_string_equal(y->gpus[i].migs[j].profile->name, x->gpus[i].migs[j].profile->name);
+            assert_int_equal(y->gpus[i].migs[j].gi, x->gpus[i].migs[j].gi);
+        }
+    }
+    assert_int_equal(y->gpus[0].profiles->n, 7);
+    assert_int_equal(y->gpus[0].profiles->v[6].memory_mib, 81152);
+    fk_inventory_free(&a);
+    fk_inventory_free(&b);
+    free(out);
+    free(text);
+}
+
 static int is_link_to(const char *path, const char *target)
 {
     char buf[512];
@@ -545,7 +591,7 @@ int main(void)
         cmocka_unit_test(test_visibility),      cmocka_unit_test(test_smi),
         cmocka_unit_test(test_smi_mig),         cmocka_unit_test(test_health),
         cmocka_unit_test(test_health_mig),      cmocka_unit_test(test_inventory_errors),
-        cmocka_unit_test(test_fake_root),
+        cmocka_unit_test(test_inventory_roundtrip), cmocka_unit_test(test_fake_root),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

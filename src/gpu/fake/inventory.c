@@ -697,13 +697,31 @@ static int uses_set(const fk_node *node, const fk_profile_set *s)
     return 0;
 }
 
+/* A YAML double-quoted scalar: names and UUIDs come back byte for byte. */
+static void put_q(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            fprintf(f, "\\x%02x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
 static void write_profile(FILE *f, const fk_profile *pf)
 {
-    fprintf(f, "  - {name: \"%s\", index: %u, id: %u, slices: %u, instances: %u, "
+    fprintf(f, "  - {name: ");
+    put_q(f, pf->name);
+    fprintf(f, ", index: %u, id: %u, slices: %u, instances: %u, "
                "multiprocessors: %u, copyEngines: %u, decoders: %u, encoders: %u, "
                "jpegEngines: %u, ofaEngines: %u, memoryMiB: %llu, placementSize: %u, "
                "placements: [",
-            pf->name, pf->index, pf->id, pf->slices, pf->instances,
+            pf->index, pf->id, pf->slices, pf->instances,
             pf->multiprocessors, pf->copy_engines, pf->decoders, pf->encoders,
             pf->jpeg_engines, pf->ofa_engines, pf->memory_mib, pf->placement_size);
     for (size_t i = 0; i < pf->n_starts; i++)
@@ -711,15 +729,25 @@ static void write_profile(FILE *f, const fk_profile *pf)
     fprintf(f, "]}\n");
 }
 
+static void field_q(FILE *f, const char *indent_key, const char *v)
+{
+    fputs(indent_key, f);
+    put_q(f, v);
+    fputc('\n', f);
+}
+
 static void write_gpu(FILE *f, const fk_gpu *g)
 {
-    fprintf(f, "  - minor: %u\n    uuid: \"%s\"\n    name: \"%s\"\n    brand: %s\n"
-               "    architecture: \"%s\"\n    computeCapability: \"%d.%d\"\n"
-               "    memory: \"%llu\"\n    pciBusId: \"%s\"\n    pciDeviceId: 0x%08X\n",
-            g->minor, g->uuid, g->name, g->brand, g->architecture, g->cc_major,
-            g->cc_minor, g->memory_bytes, g->pci_bus_id, g->pci_device_id);
+    fprintf(f, "  - minor: %u\n", g->minor);
+    field_q(f, "    uuid: ", g->uuid);
+    field_q(f, "    name: ", g->name);
+    field_q(f, "    brand: ", g->brand);
+    field_q(f, "    architecture: ", g->architecture);
+    fprintf(f, "    computeCapability: \"%d.%d\"\n    memory: \"%llu\"\n"
+               "    pciBusId: \"%s\"\n    pciDeviceId: 0x%08X\n",
+            g->cc_major, g->cc_minor, g->memory_bytes, g->pci_bus_id, g->pci_device_id);
     if (g->pcie_root)
-        fprintf(f, "    pcieRoot: \"%s\"\n", g->pcie_root);
+        field_q(f, "    pcieRoot: ", g->pcie_root);
     if (g->addressing_mode >= 0)
         fprintf(f, "    addressingMode: %s\n",
                 g->addressing_mode == NV_ADDRESSING_ATS   ? "ATS"
@@ -727,37 +755,48 @@ static void write_gpu(FILE *f, const fk_gpu *g)
                                                           : "None");
     if (!g->mig_capable)
         return;
-    fprintf(f, "    mig:\n      profiles: \"%s\"\n      enabled: %s\n      maxDevices: %u\n",
-            g->profiles->name, g->mig_enabled ? "true" : "false", g->max_mig_devices);
+    fprintf(f, "    mig:\n");
+    field_q(f, "      profiles: ", g->profiles->name);
+    fprintf(f, "      enabled: %s\n      maxDevices: %u\n", g->mig_enabled ? "true" : "false",
+            g->max_mig_devices);
     if (g->n_migs)
         fprintf(f, "      devices:\n");
-    for (size_t i = 0; i < g->n_migs; i++)
-        fprintf(f, "      - {profile: \"%s\", start: %u, uuid: \"%s\", gi: %u, ci: %u}\n",
-                g->migs[i].profile->name, g->migs[i].start, g->migs[i].uuid,
-                g->migs[i].gi, g->migs[i].ci);
+    for (size_t i = 0; i < g->n_migs; i++) {
+        fprintf(f, "      - {profile: ");
+        put_q(f, g->migs[i].profile->name);
+        fprintf(f, ", start: %u, uuid: ", g->migs[i].start);
+        put_q(f, g->migs[i].uuid);
+        fprintf(f, ", gi: %u, ci: %u}\n", g->migs[i].gi, g->migs[i].ci);
+    }
 }
 
 int fk_inventory_write_node(const fk_inventory *inv, const fk_node *node, FILE *f)
 {
-    fprintf(f, "# Fake GPUs of node %s (written by dra-fake-driver-root).\n", node->name);
+    fprintf(f, "# Fake GPUs of one node (written by dra-fake-driver-root).\n");
     int any = 0;
     for (size_t i = 0; i < inv->n_sets; i++) {
         if (!uses_set(node, &inv->sets[i]))
             continue;
         if (!any++)
             fprintf(f, "migProfiles:\n");
-        fprintf(f, "  \"%s\":\n", inv->sets[i].name);
+        fprintf(f, "  ");
+        put_q(f, inv->sets[i].name);
+        fprintf(f, ":\n");
         for (size_t j = 0; j < inv->sets[i].n; j++)
             write_profile(f, &inv->sets[i].v[j]);
     }
-    fprintf(f, "nodes:\n- name: \"%s\"\n  driverVersion: \"%s\"\n  cudaDriverVersion: %d\n",
-            node->name, node->driver_version, node->cuda_version);
+    fprintf(f, "nodes:\n");
+    field_q(f, "- name: ", node->name);
+    field_q(f, "  driverVersion: ", node->driver_version);
+    fprintf(f, "  cudaDriverVersion: %d\n", node->cuda_version);
     if (node->n_fails) {
         fprintf(f, "  fail:\n");
         for (size_t i = 0; i < node->n_fails; i++)
             for (size_t j = 0; j < sizeof return_names / sizeof *return_names; j++)
                 if (return_names[j].code == node->fails[i].code) {
-                    fprintf(f, "    %s: %s\n", node->fails[i].func, return_names[j].name);
+                    fprintf(f, "    ");
+                    put_q(f, node->fails[i].func);
+                    fprintf(f, ": %s\n", return_names[j].name);
                     break;
                 }
     }
