@@ -109,14 +109,10 @@ dra_err api_openapi_v3_hash(const char *gv, char *hash);
  * the client asks for protobuf. Static. */
 const char *api_openapi_v2_content_type(void);
 
-/* ---- internal: the tables (openapi_core.c, openapi_resource.c) -------- */
-
-/* Root kinds of each served group-version. */
+/* A root kind of a served group-version (internal to openapi*.c). */
 typedef struct api_openapi_root {
     const char *group, *version, *kind;
     const api_openapi_type *type;
 } api_openapi_root;
-
-DRA_HIDDEN const api_openapi_root *api_openapi_roots(size_t *n);
 
 #endif
