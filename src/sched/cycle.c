@@ -330,7 +330,7 @@ static int res_score(const cyc *x, const sc_node *n)
 /* Node filters plus the allocated claims' selectors: SC_R_OK or why not. */
 static sc_reason node_checks(cyc *x, const sc_node *n, const char **what)
 {
-    sc_reason r = sched_filter(x->in, n, what);
+    sc_reason r = sched_filter(x->c, x->in, n, what);
     if (r != SC_R_OK)
         return r;
     if (x->pin_none || (x->pin && x->pin != n))

@@ -62,9 +62,9 @@ int sched_node_has_scalar(const sc_node *n, const char *r)
 }
 
 /* NodeResourcesFit's fitsRequest: pods, cpu, memory, then scalars.
- * Extended resources the node does not list are left to the DRA
- * extended-resource logic (a class may back them). */
-static sc_reason fits(const sc_podinfo *p, const sc_node *n, const char **what)
+ * Extended resources the node does not list but a DeviceClass backs are
+ * left to DRA (extres.c). */
+static sc_reason fits(sc_core *c, const sc_podinfo *p, const sc_node *n, const char **what)
 {
     const sc_res *r = &p->req, *a = &n->alloc, *u = &n->used;
     if (n->has_alloc) {
@@ -86,8 +86,8 @@ static sc_reason fits(const sc_podinfo *p, const sc_node *n, const char **what)
         if (r->sc[i].v <= 0)
             continue;
         if (!sched_node_has_scalar(n, name)) {
-            if (sched_is_dra_ext_name(name))
-                continue;
+            if (c && sched_is_dra_ext_name(name) && sched_ext_class(c, name))
+                continue; /* a DeviceClass backs it: DRA allocates it */
             *what = name;
             return SC_R_RESOURCES;
         }
@@ -99,7 +99,7 @@ static sc_reason fits(const sc_podinfo *p, const sc_node *n, const char **what)
     return SC_R_OK;
 }
 
-sc_reason sched_filter(const sc_podinfo *p, const sc_node *n, const char **what)
+sc_reason sched_filter(sc_core *c, const sc_podinfo *p, const sc_node *n, const char **what)
 {
     const char *dummy;
     if (!what)
@@ -121,7 +121,7 @@ sc_reason sched_filter(const sc_podinfo *p, const sc_node *n, const char **what)
     }
     if (!affinity_ok(p, n))
         return SC_R_AFFINITY;
-    return fits(p, n, what);
+    return fits(c, p, n, what);
 }
 
 void sched_reason_text(dra_buf *b, sc_reason r, const char *what, const sc_node *n)

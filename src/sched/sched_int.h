@@ -221,13 +221,15 @@ typedef enum sc_reason {
     SC_R_N
 } sc_reason;
 
+struct sc_core;
 /* The first filter |n| fails for |p| (kube's order: NodeUnschedulable,
  * NodeName, TaintToleration, NodeAffinity, NodeResourcesFit), SC_R_OK
- * when all pass. |ext_dra| lists extended resources the pod gets through
- * DRA on this node (skipped by the resource fit); may be NULL. For
- * SC_R_TAINT and SC_R_RESOURCES *what (may be NULL) gets the taint or
- * resource, a string from |n| or |p|. */
-sc_reason sched_filter(const sc_podinfo *p, const sc_node *n, const char **what) DRA_HIDDEN;
+ * when all pass. Extended resources the node does not list but a class
+ * of |c| backs are skipped by the resource fit (DRA allocates them); |c|
+ * may be NULL. For SC_R_TAINT and SC_R_RESOURCES *what (may be NULL)
+ * gets the taint or resource, a string from |n| or |p|. */
+sc_reason sched_filter(struct sc_core *c, const sc_podinfo *p, const sc_node *n,
+                       const char **what) DRA_HIDDEN;
 /* The reason text as kube-scheduler writes it, into |b|. */
 void sched_reason_text(dra_buf *b, sc_reason r, const char *what, const sc_node *n) DRA_HIDDEN;
 int sched_tolerates(const sc_tol *tols, size_t n, const char *key, const char *value,
@@ -316,7 +318,7 @@ typedef struct sc_inv {
 
 /* ---- the core ----------------------------------------------------------------- */
 
-typedef struct sc_core {
+struct sc_core {
     const dra_mem *mem;
     const char *sched_name; /* interned */
     dra_sched_score score;
@@ -360,7 +362,8 @@ typedef struct sc_core {
     sc_wq wq;
     /* figures */
     dra_sched_stats st;
-} sc_core;
+};
+typedef struct sc_core sc_core;
 
 dra_err sched_core_init(sc_core *c, const dra_sched_opts *o) DRA_HIDDEN;
 void sched_core_fini(sc_core *c) DRA_HIDDEN;
