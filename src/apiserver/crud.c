@@ -1,0 +1,828 @@
+/*
+ * crud.c: the verbs on stored objects: get, list (selectors, limit and
+ * continue), create (generateName, namespace lifecycle), update and the
+ * status subresource (optimistic concurrency, no-op detection,
+ * finalizers ending a deletion), patch, delete (preconditions,
+ * propagation policies, finalizers, graceful pods) and deletecollection.
+ * Reads come from the store's memory; every write goes through
+ * api_prepare (write.c) and one store write with a precondition.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver_int.h"
+#include "selector.h"
+
+#define RETRIES 16
+
+/* ---- answers with objects ----------------------------------------------------- */
+
+dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
+{
+    return api_reply(r, code, o->json, o->len);
+}
+
+/* A parsed copy of a stored object in r->a. */
+static dra_err parse_stored(api_req *r, const dra_store_obj *o, dra_doc **out)
+{
+    dra_err e = api_doc_parse(&r->a, o->json, o->len, out);
+    if (e == DRA_ENOMEM)
+        return e;
+    if (e || (*out)->kind != DRA_DOC_MAP) {
+        api_fail(r, 500, "InternalError", NULL, NULL,
+                 "Internal error occurred: a stored object is not valid JSON");
+        return DRA_EIO;
+    }
+    return DRA_OK;
+}
+
+static uint64_t parse_rv(const char *s, int *ok)
+{
+    char *end;
+    unsigned long long v;
+    *ok = 0;
+    if (!s || !*s || *s < '0' || *s > '9')
+        return 0;
+    v = strtoull(s, &end, 10);
+    *ok = !*end;
+    return v;
+}
+
+/* ---- get ------------------------------------------------------------------------ */
+
+dra_err api_get(api_req *r)
+{
+    dra_store_obj *o;
+    dra_err e = dra_store_get(r->srv->store, r->skey, r->ns, r->name, &o);
+    if (e)
+        return api_not_found(r, r->sres, r->name);
+    e = api_reply_obj(r, 200, o);
+    dra_store_obj_unref(o);
+    return e;
+}
+
+/* ---- list ------------------------------------------------------------------------- */
+
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+static char *b64_encode(dra_arena *a, const char *s, size_t n)
+{
+    char *o = dra_arena_alloc(a, (n + 2) / 3 * 4 + 1), *p = o;
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned char)s[i] << 16;
+        if (i + 1 < n)
+            v |= (unsigned char)s[i + 1] << 8;
+        if (i + 2 < n)
+            v |= (unsigned char)s[i + 2];
+        *p++ = b64[(v >> 18) & 63];
+        *p++ = b64[(v >> 12) & 63];
+        if (i + 1 < n)
+            *p++ = b64[(v >> 6) & 63];
+        if (i + 2 < n)
+            *p++ = b64[v & 63];
+    }
+    *p = '\0';
+    return o;
+}
+
+static char *b64_decode(dra_arena *a, const char *s, size_t *len)
+{
+    size_t n = strlen(s);
+    char *o = dra_arena_alloc(a, n * 3 / 4 + 4), *p = o;
+    unsigned v = 0, bits = 0;
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *c = s[i] ? strchr(b64, s[i]) : NULL;
+        if (s[i] == '=' )
+            break;
+        if (!c) {
+            /* Standard alphabet too, as clients may re-encode. */
+            if (s[i] == '+')
+                c = b64 + 62;
+            else if (s[i] == '/')
+                c = b64 + 63;
+            else
+                return NULL;
+        }
+        v = (v << 6) | (unsigned)(c - b64);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            *p++ = (char)((v >> bits) & 0xff);
+        }
+    }
+    *p = '\0';
+    *len = (size_t)(p - o);
+    return o;
+}
+
+static char *continue_token(api_req *r, uint64_t rv, const char *ns,
+                            const char *name)
+{
+    dra_doc *t = dra_doc_new_map(&r->a, 3);
+    dra_buf b;
+    char *s, *key = dra_arena_sprintf(&r->a, "%s/%s", ns, name);
+    if (!t || !key || api_doc_set_str(&r->a, t, "v", "meta.k8s.io/v1") ||
+        api_doc_set_int(&r->a, t, "rv", (int64_t)rv) ||
+        api_doc_set_str(&r->a, t, "start", key))
+        return NULL;
+    dra_buf_init(&b, r->srv->mem);
+    if (dra_doc_to_json(t, 0, &b)) {
+        dra_buf_fini(&b);
+        return NULL;
+    }
+    s = b64_encode(&r->a, b.p, b.len);
+    dra_buf_fini(&b);
+    return s;
+}
+
+/* Decodes a continue token into the key to start after. DRA_EINVAL
+ * (answered with 400) when it is not one of ours. */
+static dra_err continue_key(api_req *r, const char *tok, const char **ns,
+                            const char **name)
+{
+    size_t len;
+    char *js = b64_decode(&r->a, tok, &len), *slash;
+    dra_doc *d = NULL;
+    const char *start;
+    if (js && !dra_doc_parse_json(&r->a, js, len, &d, NULL) &&
+        (start = api_doc_str(d, "start")) && (slash = strchr(start, '/')) &&
+        api_doc_str(d, "v") && !strcmp(api_doc_str(d, "v"), "meta.k8s.io/v1")) {
+        char *s = dra_arena_strdup(&r->a, start);
+        if (!s)
+            return DRA_ENOMEM;
+        s[slash - start] = '\0';
+        *ns = s;
+        *name = s + (slash - start) + 1;
+        return DRA_OK;
+    }
+    api_bad_request(r, "continue key is not valid: the continue token is "
+                       "malformed");
+    return DRA_EINVAL;
+}
+
+dra_err api_filter_parse(api_req *r, api_filter *f)
+{
+    dra_kstatus st;
+    const char *ls = api_q(r, "labelSelector"), *fs = api_q(r, "fieldSelector");
+    dra_err e;
+    memset(f, 0, sizeof *f);
+    if (ls && *ls) {
+        if ((e = api_sel_label_parse(&r->a, ls, &f->labels, &st))) {
+            if (e == DRA_ENOMEM)
+                return e;
+            api_fail(r, st.code ? st.code : 400, st.reason[0] ? st.reason : "BadRequest",
+                     NULL, NULL, "%s", st.message);
+            return DRA_EINVAL;
+        }
+        f->active |= f->labels->n > 0;
+    }
+    if (fs && *fs) {
+        if ((e = api_sel_field_parse(&r->a, fs, r->res, &f->fields, &st))) {
+            if (e == DRA_ENOMEM)
+                return e;
+            api_fail(r, st.code ? st.code : 400, st.reason[0] ? st.reason : "BadRequest",
+                     NULL, NULL, "%s", st.message);
+            return DRA_EINVAL;
+        }
+        f->active |= f->fields->n > 0;
+    }
+    return DRA_OK;
+}
+
+int api_filter_match(const api_resource *res, const api_filter *f,
+                     const dra_doc *obj)
+{
+    if (f->labels && f->labels->n &&
+        !api_sel_label_match(f->labels, api_doc_at(api_meta(obj), "labels")))
+        return 0;
+    if (f->fields && f->fields->n && !api_sel_field_match(f->fields, res, obj))
+        return 0;
+    return 1;
+}
+
+/* Whether stored object |o| passes |f|, parsing it in a scratch arena. */
+int api_filter_obj(const api_resource *res, const api_filter *f,
+                   const dra_store_obj *o, dra_arena *scratch)
+{
+    dra_doc *d;
+    int m;
+    if (!f->active)
+        return 1;
+    if (api_doc_parse(scratch, o->json, o->len, &d))
+        return 0;
+    m = api_filter_match(res, f, d);
+    dra_arena_reset(scratch);
+    return m;
+}
+
+static dra_err list_head(api_req *r, dra_buf *b, uint64_t rv, const char *cont,
+                         size_t remaining)
+{
+    const char *gv = api_group_version(&r->a, r->res);
+    if (!gv)
+        return DRA_ENOMEM;
+    dra_buf_printf(b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":"
+                      "{\"resourceVersion\":\"%llu\"", r->res->kind, gv,
+                   (unsigned long long)rv);
+    if (cont)
+        dra_buf_printf(b, ",\"continue\":\"%s\",\"remainingItemCount\":%zu",
+                       cont, remaining);
+    return dra_buf_puts(b, "},\"items\":[");
+}
+
+dra_err api_list(api_req *r)
+{
+    api_filter f;
+    dra_store_page pg;
+    const char *ans = NULL, *aname = NULL, *lim = api_q(r, "limit");
+    const char *cont = api_q(r, "continue");
+    size_t limit = 0, taken = 0, last = 0, i;
+    dra_arena scratch;
+    dra_buf *b = &r->out->body;
+    dra_err e;
+    if ((e = api_filter_parse(r, &f)))
+        return e == DRA_EINVAL ? DRA_OK : e;
+    if (lim && *lim) {
+        long long l = atoll(lim);
+        limit = l > 0 ? (size_t)l : 0;
+    }
+    if (cont && *cont && (e = continue_key(r, cont, &ans, &aname)))
+        return e == DRA_EINVAL ? DRA_OK : e;
+    if ((e = dra_store_list(r->srv->store, r->skey, r->all_ns ? NULL : r->ns, ans,
+                            aname, 0, &pg, NULL)))
+        return e;
+    dra_arena_init(&scratch, r->srv->mem);
+    r->out->code = 200;
+    snprintf(r->out->content_type, sizeof r->out->content_type, "application/json");
+    dra_buf_reset(b);
+    /* The head is written once the continue token is known: build the
+     * items first into a second buffer. */
+    dra_buf items;
+    dra_buf_init(&items, r->srv->mem);
+    for (i = 0; i < pg.n; i++) {
+        if (!api_filter_obj(r->res, &f, pg.items[i].obj, &scratch))
+            continue;
+        if (limit && taken == limit)
+            break;
+        if (taken++)
+            dra_buf_putc(&items, ',');
+        dra_buf_append(&items, pg.items[i].obj->json, pg.items[i].obj->len);
+        last = i;
+    }
+    {
+        size_t remaining = 0;
+        const char *tok = NULL;
+        if (i < pg.n) {
+            for (size_t j = i; j < pg.n; j++)
+                remaining += (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
+            if (remaining)
+                tok = continue_token(r, pg.rv, pg.items[last].ns, pg.items[last].name);
+        }
+        e = list_head(r, b, pg.rv, tok, remaining);
+    }
+    dra_buf_append(b, items.p ? items.p : "", items.len);
+    dra_buf_puts(b, "]}");
+    if (items.oom || b->oom)
+        e = DRA_ENOMEM;
+    dra_buf_fini(&items);
+    dra_arena_fini(&scratch);
+    dra_store_page_fini(&pg);
+    return e;
+}
+
+/* ---- create ------------------------------------------------------------------------ */
+
+/* Namespaced writes need a namespace that exists and is not going away. */
+static dra_err check_ns_alive(api_req *r, const char *name)
+{
+    dra_store_obj *o;
+    dra_doc *d;
+    const char *phase;
+    dra_err e;
+    if (!r->sres->namespaced)
+        return DRA_OK;
+    if (dra_store_get(r->srv->store, "namespaces", "", r->ns, &o)) {
+        api_fail(r, 404, "NotFound", api_resource_find("", "v1", "namespaces"),
+                 r->ns, "namespaces \"%s\" not found", r->ns);
+        return DRA_EINVAL;
+    }
+    e = parse_stored(r, o, &d);
+    dra_store_obj_unref(o);
+    if (e)
+        return e == DRA_ENOMEM ? e : DRA_EINVAL;
+    phase = api_doc_str(api_doc_at(d, "status"), "phase");
+    if (api_meta_str(d, "deletionTimestamp") || (phase && !strcmp(phase, "Terminating"))) {
+        api_fail(r, 403, "Forbidden", r->sres, name,
+                 "%s \"%s\" is forbidden: unable to create new content in "
+                 "namespace %s because it is being terminated",
+                 api_qualified(&r->a, r->sres), name, r->ns);
+        return DRA_EINVAL;
+    }
+    return DRA_OK;
+}
+
+static dra_err create_exists(api_req *r, const char *name)
+{
+    dra_store_obj *o;
+    dra_doc *d;
+    if (!dra_store_get(r->srv->store, r->skey, r->ns, name, &o)) {
+        int deleting = !parse_stored(r, o, &d) && api_meta_str(d, "deletionTimestamp");
+        dra_store_obj_unref(o);
+        if (deleting)
+            return api_fail(r, 409, "AlreadyExists", r->sres, name,
+                            "object is being deleted: %s \"%s\" already exists",
+                            api_qualified(&r->a, r->sres), name);
+    }
+    return api_already_exists(r, r->sres, name);
+}
+
+dra_err api_create(api_req *r)
+{
+    dra_doc *body, *obj, *out;
+    dra_store_obj *stored;
+    char msg[192];
+    dra_err e;
+    if ((e = api_body(r, &body)))
+        return e == DRA_EPARSE ? DRA_OK : e;
+    for (int attempt = 0;; attempt++) {
+        const char *name, *gen;
+        if (!(obj = api_doc_clone(&r->a, body)))
+            return DRA_ENOMEM;
+        if ((e = api_prepare(r, API_CREATE, obj, NULL, &out)))
+            return e == DRA_EINVALID ? DRA_OK : e;
+        name = api_meta_str(out, "name");
+        gen = api_meta_str(body, "name") ? NULL : api_meta_str(out, "generateName");
+        if ((e = check_ns_alive(r, name)))
+            return e == DRA_EINVAL ? DRA_OK : e;
+        if (r->dry_run)
+            return api_reply_doc(r, 201, out);
+        e = api_store_write(r, DRA_STORE_CREATE, out, 0, &stored, msg, sizeof msg);
+        /* A generated name that collides is drawn again, up to 8 times,
+         * as the registry's RetryGenerateName does. */
+        if (e == DRA_EEXIST && gen && attempt < 8)
+            continue;
+        if (e == DRA_EEXIST)
+            return create_exists(r, name);
+        if (e)
+            return api_store_fail(r, r->sres, name, e, msg);
+        break;
+    }
+    e = api_reply_obj(r, 201, stored);
+    dra_store_obj_unref(stored);
+    return e;
+}
+
+/* ---- update -------------------------------------------------------------------------- */
+
+/* 1 when an update leaves nothing changed but the resourceVersion. */
+static int unchanged(api_req *r, dra_doc *out, const dra_doc *old)
+{
+    const char *orv = api_meta_str(old, "resourceVersion");
+    if (!orv || api_doc_set_str(&r->a, api_meta(out), "resourceVersion", orv))
+        return 0;
+    return dra_doc_equal(out, old);
+}
+
+/* Whether a deleting object has nothing left holding it. */
+static int deletion_done(const api_resource *res, const dra_doc *obj)
+{
+    const dra_doc *sf;
+    if (!api_meta_str(obj, "deletionTimestamp") || api_meta_list(obj, "finalizers"))
+        return 0;
+    if (strcmp(res->resource, "namespaces") || *res->group)
+        return 1;
+    sf = api_doc_at(api_doc_at(obj, "spec"), "finalizers");
+    return !sf || sf->kind != DRA_DOC_LIST || !sf->u.list.n;
+}
+
+typedef struct upd {
+    api_mode mode;
+    dra_doc *(*make)(api_req *r, const dra_doc *old, void *ud, dra_err *e);
+    void *ud;
+} upd;
+
+/* The update loop shared by PUT and PATCH: read, build the new object
+ * from the current one, prepare, write with the current version as
+ * precondition; a conflict the client did not ask for is retried. */
+static dra_err update_loop(api_req *r, const upd *u)
+{
+    for (int tries = 0;; tries++) {
+        dra_store_obj *cur, *stored;
+        dra_doc *old, *obj, *out;
+        const char *want;
+        uint64_t wrv = 0;
+        char msg[192];
+        int ok = 0, del;
+        dra_err e;
+        if (dra_store_get(r->srv->store, r->skey, r->ns, r->name, &cur))
+            return api_not_found(r, r->sres, r->name);
+        e = parse_stored(r, cur, &old);
+        uint64_t crv = cur->rv;
+        dra_store_obj_unref(cur);
+        if (e)
+            return e == DRA_ENOMEM ? e : DRA_OK;
+        if (!(obj = u->make(r, old, u->ud, &e)))
+            return e == DRA_EINVALID ? DRA_OK : e;
+        want = api_meta_str(obj, "resourceVersion");
+        if (want && *want) {
+            wrv = parse_rv(want, &ok);
+            if (!ok || wrv != crv)
+                return api_conflict(r, r->sres, r->name, NULL);
+        }
+        if ((e = api_prepare(r, u->mode, obj, old, &out)))
+            return e == DRA_EINVALID ? DRA_OK : e;
+        if (unchanged(r, out, old))
+            return api_reply_doc(r, 200, old);
+        if (r->dry_run)
+            return api_reply_doc(r, 200, out);
+        del = deletion_done(r->sres, out);
+        e = api_store_write(r, del ? DRA_STORE_DELETE : DRA_STORE_UPDATE, out, crv,
+                            &stored, msg, sizeof msg);
+        if (e == DRA_ECONFLICT && !wrv && tries < RETRIES)
+            continue;
+        if (e == DRA_ENOTFOUND && tries < RETRIES)
+            continue;
+        if (e)
+            return api_store_fail(r, r->sres, r->name, e, msg);
+        if (del)
+            api_gc_kick(r->srv);
+        e = api_reply_obj(r, 200, stored);
+        dra_store_obj_unref(stored);
+        return e;
+    }
+}
+
+static dra_doc *put_make(api_req *r, const dra_doc *old, void *ud, dra_err *e)
+{
+    dra_doc *c = api_doc_clone(&r->a, ud);
+    (void)old;
+    *e = c ? DRA_OK : DRA_ENOMEM;
+    return c;
+}
+
+dra_err api_update(api_req *r)
+{
+    dra_doc *body;
+    const char *name;
+    upd u;
+    dra_err e;
+    if ((e = api_body(r, &body)))
+        return e == DRA_EPARSE ? DRA_OK : e;
+    name = api_meta_str(body, "name");
+    if (!name || strcmp(name, r->name)) {
+        if (!name || !*name) {
+            dra_doc *m = api_doc_map(&r->a, body, "metadata");
+            if (!m || api_doc_set_str(&r->a, m, "name", r->name))
+                return api_bad_request(r, "metadata must be an object");
+        } else {
+            return api_bad_request(r, "the name of the object (%s) does not match "
+                                      "the name on the URL (%s)", name, r->name);
+        }
+    }
+    u.mode = r->sub ? API_UPDATE_STATUS : API_UPDATE;
+    u.make = put_make;
+    u.ud = body;
+    return update_loop(r, &u);
+}
+
+/* ---- patch ------------------------------------------------------------------------------ */
+
+dra_err api_patch(api_req *r)
+{
+    /* The patch engines (merge, strategic, JSON patch, apply) are helper
+     * apilib's src/apiserver/patch.c; until it is there, patch answers
+     * that it is not implemented. */
+    return api_fail(r, 501, "NotImplemented", NULL, NULL,
+                    "patch is not implemented by this server yet");
+}
+
+/* ---- delete -------------------------------------------------------------------------------- */
+
+typedef struct delopts {
+    const char *policy;
+    const char *uid, *rv; /* preconditions */
+    int64_t grace;
+    int grace_set;
+} delopts;
+
+static dra_err parse_delopts(api_req *r, delopts *o)
+{
+    const char *gp = api_q(r, "gracePeriodSeconds");
+    memset(o, 0, sizeof *o);
+    o->policy = api_q(r, "propagationPolicy");
+    if (gp && *gp) {
+        o->grace = atoll(gp);
+        o->grace_set = 1;
+    }
+    if (r->in->body_len) {
+        dra_doc *b, *pre, *g;
+        const char *orphan;
+        dra_err e = api_body(r, &b);
+        if (e)
+            return e == DRA_EPARSE ? DRA_EINVAL : e;
+        if (api_doc_str(b, "propagationPolicy"))
+            o->policy = api_doc_str(b, "propagationPolicy");
+        pre = api_doc_at(b, "preconditions");
+        o->uid = api_doc_str(pre, "uid");
+        o->rv = api_doc_str(pre, "resourceVersion");
+        g = api_doc_at(b, "gracePeriodSeconds");
+        if (g && g->kind == DRA_DOC_INT) {
+            o->grace = g->u.i;
+            o->grace_set = 1;
+        }
+        g = api_doc_at(b, "orphanDependents");
+        if (!o->policy && g && g->kind == DRA_DOC_BOOL)
+            o->policy = g->u.b ? "Orphan" : "Background";
+        (void)orphan;
+    }
+    if (o->policy && strcmp(o->policy, "Background") &&
+        strcmp(o->policy, "Foreground") && strcmp(o->policy, "Orphan")) {
+        api_bad_request(r, "DeleteOptions.propagationPolicy: Unsupported value: "
+                           "\"%s\": supported values: \"Foreground\", "
+                           "\"Background\", \"Orphan\"", o->policy);
+        return DRA_EINVAL;
+    }
+    return DRA_OK;
+}
+
+/* Kinds whose DELETE answers with the object (ReturnDeletedObject). */
+static int returns_object(const api_resource *res)
+{
+    return !strcmp(res->resource, "pods") || !strcmp(res->resource, "namespaces") ||
+           !strcmp(res->group, "resource.k8s.io");
+}
+
+static dra_err mark_deleting(api_req *r, dra_doc *obj, int64_t grace)
+{
+    char now[32];
+    dra_doc *m = api_meta(obj), *g;
+    dra_err e;
+    api_now(now, sizeof now);
+    if ((e = api_doc_set_str(&r->a, m, "deletionTimestamp", now)) ||
+        (e = api_doc_set_int(&r->a, m, "deletionGracePeriodSeconds", grace)))
+        return e;
+    g = api_doc_at(m, "generation");
+    if (g && g->kind == DRA_DOC_INT && g->u.i > 0)
+        g->u.i++;
+    return DRA_OK;
+}
+
+/* How the object goes: 0 removed now, 1 marked and kept (finalizers,
+ * namespace finalization, graceful pods). */
+static dra_err plan_delete(api_req *r, const delopts *o, dra_doc *obj, int *keep)
+{
+    const char *pol = o->policy;
+    int ns = !strcmp(r->sres->resource, "namespaces") && !*r->sres->group;
+    dra_err e;
+    *keep = 0;
+    if (api_meta_str(obj, "deletionTimestamp")) {
+        *keep = 1; /* already going: nothing more to do */
+        return DRA_OK;
+    }
+    if (pol && !strcmp(pol, "Foreground") &&
+        (e = api_add_finalizer(&r->a, obj, "foregroundDeletion")))
+        return e;
+    if (pol && !strcmp(pol, "Orphan") && (e = api_add_finalizer(&r->a, obj, "orphan")))
+        return e;
+    if (ns) {
+        dra_doc *st = api_doc_map(&r->a, obj, "status");
+        if (!st || api_doc_set_str(&r->a, st, "phase", "Terminating"))
+            return DRA_ENOMEM;
+        *keep = 1;
+        return mark_deleting(r, obj, 0);
+    }
+    if (!strcmp(r->sres->resource, "pods") && !*r->sres->group &&
+        r->srv->opts.graceful_pods && api_doc_str(api_doc_at(obj, "spec"), "nodeName") &&
+        !(o->grace_set && o->grace == 0)) {
+        int64_t g = 30;
+        const dra_doc *tg = api_doc_at(api_doc_at(obj, "spec"),
+                                       "terminationGracePeriodSeconds");
+        if (o->grace_set)
+            g = o->grace;
+        else if (tg && tg->kind == DRA_DOC_INT)
+            g = tg->u.i;
+        *keep = 1;
+        return mark_deleting(r, obj, g);
+    }
+    if (api_meta_list(obj, "finalizers")) {
+        *keep = 1;
+        return mark_deleting(r, obj, 0);
+    }
+    return DRA_OK;
+}
+
+static dra_err check_preconditions(api_req *r, const delopts *o, const dra_doc *obj)
+{
+    const char *uid = api_meta_str(obj, "uid"), *rv = api_meta_str(obj, "resourceVersion");
+    char why[256];
+    if (o->uid && *o->uid && (!uid || strcmp(o->uid, uid))) {
+        snprintf(why, sizeof why, "Precondition failed: UID in precondition: %s, "
+                                  "UID in object meta: %s", o->uid, uid ? uid : "");
+        api_conflict(r, r->sres, r->name, why);
+        return DRA_EINVAL;
+    }
+    if (o->rv && *o->rv && (!rv || strcmp(o->rv, rv))) {
+        snprintf(why, sizeof why, "Precondition failed: ResourceVersion in "
+                                  "precondition: %s, ResourceVersion in object "
+                                  "meta: %s", o->rv, rv ? rv : "");
+        api_conflict(r, r->sres, r->name, why);
+        return DRA_EINVAL;
+    }
+    return DRA_OK;
+}
+
+static dra_err delete_one(api_req *r, const delopts *o, int reply)
+{
+    for (int tries = 0;; tries++) {
+        dra_store_obj *cur, *stored;
+        dra_doc *obj;
+        uint64_t crv;
+        int keep;
+        char msg[192];
+        dra_err e;
+        if (dra_store_get(r->srv->store, r->skey, r->ns, r->name, &cur))
+            return reply ? api_not_found(r, r->sres, r->name) : DRA_ENOTFOUND;
+        crv = cur->rv;
+        e = parse_stored(r, cur, &obj);
+        if (e) {
+            dra_store_obj_unref(cur);
+            return e == DRA_ENOMEM ? e : DRA_OK;
+        }
+        if ((e = check_preconditions(r, o, obj))) {
+            dra_store_obj_unref(cur);
+            return reply ? DRA_OK : DRA_ECONFLICT;
+        }
+        if (api_meta_str(obj, "deletionTimestamp")) {
+            e = reply ? api_reply_obj(r, 200, cur) : DRA_OK;
+            dra_store_obj_unref(cur);
+            return e;
+        }
+        dra_store_obj_unref(cur);
+        if ((e = plan_delete(r, o, obj, &keep)))
+            return e;
+        if (r->dry_run)
+            return reply ? api_reply_doc(r, 200, obj) : DRA_OK;
+        e = api_store_write(r, keep ? DRA_STORE_UPDATE : DRA_STORE_DELETE, obj, crv,
+                            &stored, msg, sizeof msg);
+        if ((e == DRA_ECONFLICT || (e == DRA_ENOTFOUND && tries == 0)) &&
+            tries < RETRIES)
+            continue;
+        if (e)
+            return reply ? api_store_fail(r, r->sres, r->name, e, msg) : e;
+        api_gc_kick(r->srv);
+        if (!reply)
+            e = DRA_OK;
+        else if (keep || returns_object(r->sres))
+            e = api_reply_obj(r, 200, stored);
+        else
+            e = api_success(r, r->sres, r->name, api_meta_str(obj, "uid"));
+        dra_store_obj_unref(stored);
+        return e;
+    }
+}
+
+dra_err api_delete(api_req *r)
+{
+    delopts o;
+    dra_err e = parse_delopts(r, &o);
+    if (e)
+        return e == DRA_EINVAL ? DRA_OK : e;
+    return delete_one(r, &o, 1);
+}
+
+dra_err api_delete_collection(api_req *r)
+{
+    api_filter f;
+    delopts o;
+    dra_store_page pg;
+    dra_arena scratch;
+    dra_buf *b = &r->out->body;
+    dra_err e;
+    size_t n = 0;
+    if ((e = parse_delopts(r, &o)) || (e = api_filter_parse(r, &f)))
+        return e == DRA_EINVAL ? DRA_OK : e;
+    if ((e = dra_store_list(r->srv->store, r->skey, r->ns, NULL, NULL, 0, &pg, NULL)))
+        return e;
+    dra_arena_init(&scratch, r->srv->mem);
+    dra_buf_reset(b);
+    e = list_head(r, b, pg.rv, NULL, 0);
+    for (size_t i = 0; i < pg.n && !e; i++) {
+        dra_store_obj *after;
+        if (!api_filter_obj(r->res, &f, pg.items[i].obj, &scratch))
+            continue;
+        r->name = pg.items[i].name;
+        e = delete_one(r, &o, 0);
+        if (e == DRA_ENOTFOUND || e == DRA_ECONFLICT) {
+            e = DRA_OK;
+            continue;
+        }
+        if (e)
+            break;
+        if (n++)
+            dra_buf_putc(b, ',');
+        /* The answer lists each object as it was when deleted (or as it
+         * stays, marked, when finalizers hold it). */
+        if (!dra_store_get(r->srv->store, r->skey, r->ns, pg.items[i].name, &after)) {
+            dra_buf_append(b, after->json, after->len);
+            dra_store_obj_unref(after);
+        } else {
+            dra_buf_append(b, pg.items[i].obj->json, pg.items[i].obj->len);
+        }
+    }
+    r->name = NULL;
+    dra_arena_fini(&scratch);
+    dra_store_page_fini(&pg);
+    if (e)
+        return api_store_fail(r, r->sres, "", e, NULL);
+    dra_buf_puts(b, "]}");
+    r->out->code = 200;
+    snprintf(r->out->content_type, sizeof r->out->content_type, "application/json");
+    return b->oom ? DRA_ENOMEM : DRA_OK;
+}
+
+/* ---- for the background controllers --------------------------------------------------------- */
+
+static void internal_req(api_req *r, dra_apiserver *srv, const api_resource *res,
+                         const char *ns, const char *name, dra_apiserver_resp *resp,
+                         dra_apiserver_req *in)
+{
+    memset(r, 0, sizeof *r);
+    memset(in, 0, sizeof *in);
+    in->method = "DELETE";
+    r->srv = srv;
+    r->in = in;
+    r->out = resp;
+    r->res = r->sres = res;
+    api_store_key(res, r->skey, sizeof r->skey);
+    r->ns = ns ? ns : "";
+    r->name = name;
+    r->fv = API_FV_IGNORE;
+    dra_arena_init(&r->a, srv->mem);
+}
+
+dra_err api_delete_internal(dra_apiserver *srv, const api_resource *res,
+                            const char *ns, const char *name, const char *uid,
+                            const char *policy)
+{
+    api_req r;
+    dra_apiserver_req in;
+    dra_apiserver_resp resp;
+    delopts o = {.policy = policy, .uid = uid};
+    dra_err e;
+    dra_apiserver_resp_init(&resp, srv->mem);
+    internal_req(&r, srv, res, ns, name, &resp, &in);
+    e = delete_one(&r, &o, 0);
+    dra_arena_fini(&r.a);
+    dra_apiserver_resp_fini(&resp);
+    return e;
+}
+
+dra_err api_mutate_internal(dra_apiserver *srv, const api_resource *res,
+                            const char *ns, const char *name,
+                            int (*fn)(void *ud, dra_arena *a, dra_doc *obj),
+                            void *ud)
+{
+    api_req r;
+    dra_apiserver_req in;
+    dra_apiserver_resp resp;
+    dra_err e = DRA_OK;
+    dra_apiserver_resp_init(&resp, srv->mem);
+    internal_req(&r, srv, res, ns, name, &resp, &in);
+    for (int tries = 0; tries < RETRIES; tries++) {
+        dra_store_obj *cur, *stored = NULL;
+        dra_doc *obj;
+        uint64_t crv;
+        int rc;
+        if ((e = dra_store_get(srv->store, r.skey, r.ns, name, &cur)))
+            break;
+        crv = cur->rv;
+        e = api_doc_parse(&r.a, cur->json, cur->len, &obj);
+        dra_store_obj_unref(cur);
+        if (e)
+            break;
+        rc = fn(ud, &r.a, obj);
+        if (rc < 0) {
+            e = (dra_err)rc;
+            break;
+        }
+        if (rc == 1)
+            break;
+        e = api_store_write(&r, deletion_done(res, obj) ? DRA_STORE_DELETE
+                                                        : DRA_STORE_UPDATE,
+                            obj, crv, &stored, NULL, 0);
+        dra_store_obj_unref(stored);
+        if (e != DRA_ECONFLICT)
+            break;
+    }
+    if (!e)
+        api_gc_kick(srv);
+    dra_arena_fini(&r.a);
+    dra_apiserver_resp_fini(&resp);
+    return e;
+}

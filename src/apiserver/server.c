@@ -1,0 +1,183 @@
+/*
+ * server.c: the server's life: creation over a store (with Kubernetes'
+ * standard namespaces), the background thread that runs the garbage
+ * collector and namespace controller and ticks watch streams for
+ * bookmarks and timeouts, the log-source hook, and the small public
+ * helpers for responses and streams.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "apiserver_int.h"
+
+void dra_apiserver_resp_init(dra_apiserver_resp *r, const dra_mem *mem)
+{
+    memset(r, 0, sizeof *r);
+    dra_buf_init(&r->body, mem);
+}
+
+void dra_apiserver_resp_fini(dra_apiserver_resp *r)
+{
+    if (!r)
+        return;
+    dra_buf_fini(&r->body);
+    dra_stream_close(r->stream);
+    r->stream = NULL;
+}
+
+dra_err dra_stream_read(dra_stream *s, dra_buf *out, int *eof)
+{
+    return s->ops->read(s->ud, out, eof);
+}
+
+void dra_stream_set_notify(dra_stream *s, void (*notify)(void *arg), void *arg)
+{
+    s->ops->set_notify(s->ud, notify, arg);
+}
+
+void dra_stream_close(dra_stream *s)
+{
+    if (s)
+        s->ops->close(s->ud);
+}
+
+void dra_apiserver_set_log_source(dra_apiserver *srv, dra_log_source_fn fn,
+                                  void *ud)
+{
+    pthread_mutex_lock(&srv->lock);
+    srv->log_fn = fn;
+    srv->log_ud = ud;
+    pthread_mutex_unlock(&srv->lock);
+}
+
+/* ---- the background thread ------------------------------------------------------- */
+
+static void deadline_in(struct timespec *ts, int ms)
+{
+    clock_gettime(CLOCK_REALTIME, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+static void *bg_main(void *arg)
+{
+    dra_apiserver *srv = arg;
+    int since_gc = 0;
+    pthread_mutex_lock(&srv->bglock);
+    while (!srv->bg_stop) {
+        struct timespec ts;
+        int kicked;
+        /* Ticks every 200 ms: watch timeouts and bookmarks need about a
+         * second's precision, and kicked garbage collection runs soon. */
+        deadline_in(&ts, 200);
+        if (!srv->bg_kick)
+            pthread_cond_timedwait(&srv->bgcv, &srv->bglock, &ts);
+        if (srv->bg_stop)
+            break;
+        kicked = srv->bg_kick;
+        srv->bg_kick = 0;
+        pthread_mutex_unlock(&srv->bglock);
+        api_watch_tick(srv);
+        since_gc += 200;
+        if (kicked || since_gc >= srv->opts.gc_period_ms) {
+            since_gc = 0;
+            api_gc_pass(srv);
+        }
+        pthread_mutex_lock(&srv->bglock);
+    }
+    pthread_mutex_unlock(&srv->bglock);
+    return NULL;
+}
+
+/* ---- creation ---------------------------------------------------------------------- */
+
+static dra_err ensure_namespace(dra_apiserver *srv, const char *name, dra_diag *d)
+{
+    char body[160];
+    dra_apiserver_req q;
+    dra_apiserver_resp r;
+    dra_err e;
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":"
+             "{\"name\":\"%s\",\"labels\":{\"kubernetes.io/metadata.name\":\"%s\"}}}",
+             name, name);
+    memset(&q, 0, sizeof q);
+    q.method = "POST";
+    q.path = "/api/v1/namespaces";
+    q.content_type = "application/json";
+    q.body = body;
+    q.body_len = strlen(body);
+    dra_apiserver_resp_init(&r, srv->mem);
+    e = dra_apiserver_handle(srv, &q, &r);
+    if (!e && r.code != 201 && r.code != 409) {
+        dra_diag_add(d, "", 0, 0, "cannot create namespace %s: %s", name,
+                     r.body.p ? r.body.p : "");
+        e = DRA_EIO;
+    }
+    dra_apiserver_resp_fini(&r);
+    return e;
+}
+
+dra_err dra_apiserver_new(const dra_apiserver_opts *opts, const dra_mem *mem,
+                          dra_apiserver **out, dra_diag *d)
+{
+    static const char *const std_ns[] = {"default", "kube-system", "kube-public",
+                                         "kube-node-lease"};
+    dra_apiserver *srv;
+    dra_err e = DRA_OK;
+    *out = NULL;
+    if (!opts || !opts->store)
+        return DRA_EINVAL;
+    srv = dra_calloc(mem, 1, sizeof *srv);
+    if (!srv)
+        return DRA_ENOMEM;
+    srv->mem = mem;
+    srv->store = opts->store;
+    srv->opts = *opts;
+    if (!srv->opts.max_body)
+        srv->opts.max_body = 3u << 20;
+    if (srv->opts.gc_period_ms <= 0)
+        srv->opts.gc_period_ms = 1000;
+    pthread_mutex_init(&srv->lock, NULL);
+    pthread_mutex_init(&srv->bglock, NULL);
+    pthread_cond_init(&srv->bgcv, NULL);
+    for (size_t i = 0; i < sizeof std_ns / sizeof std_ns[0] && !e; i++)
+        e = ensure_namespace(srv, std_ns[i], d);
+    if (!e && pthread_create(&srv->bg, NULL, bg_main, srv)) {
+        dra_diag_add(d, "", 0, 0, "cannot start the API server's background thread");
+        e = DRA_EIO;
+    }
+    if (e) {
+        pthread_mutex_destroy(&srv->lock);
+        pthread_mutex_destroy(&srv->bglock);
+        pthread_cond_destroy(&srv->bgcv);
+        dra_free(mem, srv);
+        return e;
+    }
+    srv->bg_started = 1;
+    *out = srv;
+    return DRA_OK;
+}
+
+void dra_apiserver_free(dra_apiserver *srv)
+{
+    if (!srv)
+        return;
+    if (srv->bg_started) {
+        pthread_mutex_lock(&srv->bglock);
+        srv->bg_stop = 1;
+        pthread_cond_signal(&srv->bgcv);
+        pthread_mutex_unlock(&srv->bglock);
+        pthread_join(srv->bg, NULL);
+    }
+    pthread_mutex_destroy(&srv->lock);
+    pthread_mutex_destroy(&srv->bglock);
+    pthread_cond_destroy(&srv->bgcv);
+    dra_free(srv->mem, srv);
+}

@@ -1,0 +1,551 @@
+/*
+ * write.c: what every write goes through before the store: the body's
+ * apiVersion and kind, the namespace, the registry strategy of its kind
+ * (status wiped on create, status or spec reset on update, generation),
+ * the system metadata (uid, creationTimestamp, generateName), strict
+ * field validation, and the api module's defaulting and validation,
+ * with kube-apiserver's 400 and 422 answers when something is wrong.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "apiserver_int.h"
+
+/* Registry behaviour per resource (storage rows). */
+typedef struct kind_rules {
+    const char *resource;
+    int status_sub;   /* has a status subresource: main writes keep status */
+    int generation;   /* metadata.generation is kept */
+    int create_status; /* 0 keep, 1 wipe, 2 pod Pending, 3 namespace Active */
+} kind_rules;
+
+static const kind_rules rules[] = {
+    {"pods", 1, 1, 2},
+    {"nodes", 1, 0, 0},
+    {"namespaces", 1, 0, 3},
+    {"events", 0, 0, 0},
+    {"resourceclaims", 1, 1, 1},
+    {"resourceslices", 0, 1, 0},
+    {"deviceclasses", 0, 1, 0},
+    {"resourceclaimtemplates", 0, 1, 0},
+};
+
+static const kind_rules *rules_for(const api_resource *res)
+{
+    static const kind_rules none = {"", 0, 0, 0};
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        if (!strcmp(rules[i].resource, res->resource))
+            return &rules[i];
+    return &none;
+}
+
+/* ---- names for kinds kept as documents -------------------------------------- */
+
+static int dns_label_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (!n || n > max)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+        if (!alnum && c != '-')
+            return 0;
+        if ((i == 0 || i == n - 1) && !alnum)
+            return 0;
+    }
+    return 1;
+}
+
+static int dns_subdomain_ok(const char *s)
+{
+    char part[254];
+    size_t n = strlen(s), st = 0;
+    if (!n || n > 253)
+        return 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (s[i] != '.' && s[i])
+            continue;
+        if (i == st || i - st > 63)
+            return 0;
+        memcpy(part, s + st, i - st);
+        part[i - st] = '\0';
+        if (!dns_label_ok(part, 63))
+            return 0;
+        st = i + 1;
+    }
+    return 1;
+}
+
+/* ObjectMeta name checks for Namespaces (DNS labels) and Events (DNS
+ * subdomains), in kube's words. */
+static void check_doc_name(const api_resource *res, const dra_doc *obj,
+                           dra_diag *d)
+{
+    const char *name = api_meta_str(obj, "name");
+    int label = !strcmp(res->resource, "namespaces");
+    if (!name || !*name) {
+        dra_diag_add(d, "metadata.name", 0, 0,
+                     "Required value: name or generateName is required");
+        return;
+    }
+    if (label && strlen(name) > 63)
+        dra_diag_add(d, "metadata.name", 0, 0,
+                     "Invalid value: \"%s\": must be no more than 63 characters",
+                     name);
+    else if (label && !dns_label_ok(name, 63))
+        dra_diag_add(d, "metadata.name", 0, 0,
+                     "Invalid value: \"%s\": a lowercase RFC 1123 label must "
+                     "consist of lower case alphanumeric characters or '-', and "
+                     "must start and end with an alphanumeric character (e.g. "
+                     "'my-name',  or '123-abc', regex used for validation is "
+                     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+                     name);
+    else if (!label && !dns_subdomain_ok(name))
+        dra_diag_add(d, "metadata.name", 0, 0,
+                     "Invalid value: \"%s\": a lowercase RFC 1123 subdomain must "
+                     "consist of lower case alphanumeric characters, '-' or '.', "
+                     "and must start and end with an alphanumeric character "
+                     "(e.g. 'example.com', regex used for validation is "
+                     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*"
+                     "[a-z0-9])?)*')",
+                     name);
+}
+
+/* ---- apiVersion, kind, namespace ------------------------------------------------- */
+
+static dra_err check_gvk(api_req *r, dra_doc *obj)
+{
+    const char *gv = api_group_version(&r->a, r->res);
+    const char *av = api_doc_str(obj, "apiVersion");
+    const char *kind = api_doc_str(obj, "kind");
+    dra_err e;
+    if (!gv)
+        return DRA_ENOMEM;
+    /* A body without apiVersion or kind takes the endpoint's, as the
+     * apiserver's decoder defaults them. */
+    if (!av || !*av) {
+        if ((e = api_doc_set_str(&r->a, obj, "apiVersion", gv)))
+            return e;
+    } else if (strcmp(av, gv)) {
+        api_bad_request(r, "the API version in the data (%s) does not match "
+                           "the expected API version (%s)", av, gv);
+        return DRA_EINVALID;
+    }
+    if (!kind || !*kind) {
+        if ((e = api_doc_set_str(&r->a, obj, "kind", r->res->kind)))
+            return e;
+    } else if (strcmp(kind, r->res->kind)) {
+        api_bad_request(r, "%s in version \"%s\" cannot be handled as a %s: "
+                           "the kind in the data does not match the endpoint",
+                        kind, r->res->version, r->res->kind);
+        return DRA_EINVALID;
+    }
+    return DRA_OK;
+}
+
+static dra_err check_namespace(api_req *r, dra_doc *meta)
+{
+    const char *ns = api_doc_str(meta, "namespace");
+    if (!r->res->namespaced) {
+        /* Cluster-scoped objects carry no namespace; one sent along is
+         * dropped, as the registry does. */
+        api_doc_del(meta, "namespace");
+        return DRA_OK;
+    }
+    if (ns && *ns && strcmp(ns, r->ns)) {
+        api_bad_request(r, "the namespace of the provided object does not "
+                           "match the namespace sent on the request");
+        return DRA_EINVALID;
+    }
+    return api_doc_set_str(&r->a, meta, "namespace", r->ns);
+}
+
+/* ---- the strategy ------------------------------------------------------------------- */
+
+/* Pod QoS class from the containers' requests and limits, the way
+ * qos.GetPodQOS decides it for cpu and memory. */
+static const char *pod_qos(const dra_doc *pod)
+{
+    const dra_doc *spec = api_doc_at(pod, "spec");
+    int any = 0, guaranteed = 1;
+    const char *lists[] = {"containers", "initContainers"};
+    for (size_t l = 0; l < 2; l++) {
+        const dra_doc *cs = api_doc_at(spec, lists[l]);
+        for (size_t i = 0; cs && cs->kind == DRA_DOC_LIST && i < cs->u.list.n; i++) {
+            const dra_doc *res = api_doc_at(cs->u.list.items[i], "resources");
+            const dra_doc *req = api_doc_at(res, "requests");
+            const dra_doc *lim = api_doc_at(res, "limits");
+            const char *names[] = {"cpu", "memory"};
+            for (size_t k = 0; k < 2; k++) {
+                const dra_doc *rq = api_doc_at(req, names[k]);
+                const dra_doc *lm = api_doc_at(lim, names[k]);
+                if (rq || lm)
+                    any = 1;
+                if (!lm || (rq && !dra_doc_equal(rq, lm)))
+                    guaranteed = 0;
+            }
+        }
+    }
+    if (!any)
+        return "BestEffort";
+    return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+static dra_err strategy_create(api_req *r, const kind_rules *k, dra_doc *obj)
+{
+    dra_doc *st, *spec, *fin, *s;
+    switch (k->create_status) {
+    case 1:
+        api_doc_del(obj, "status");
+        return DRA_OK;
+    case 2:
+        if (!(st = dra_doc_new_map(&r->a, 2)) ||
+            api_doc_set_str(&r->a, st, "phase", "Pending") ||
+            api_doc_set_str(&r->a, st, "qosClass", pod_qos(obj)))
+            return DRA_ENOMEM;
+        return dra_doc_map_set(&r->a, obj, "status", st);
+    case 3:
+        if (!(st = dra_doc_new_map(&r->a, 1)) ||
+            api_doc_set_str(&r->a, st, "phase", "Active") ||
+            dra_doc_map_set(&r->a, obj, "status", st))
+            return DRA_ENOMEM;
+        /* The namespace controller's finalizer, present from the start. */
+        if (!(spec = api_doc_map(&r->a, obj, "spec")) ||
+            !(fin = dra_doc_new_list(&r->a, 1)) ||
+            !(s = dra_doc_new_string(&r->a, "kubernetes", 10)) ||
+            dra_doc_list_push(&r->a, fin, s) ||
+            dra_doc_map_set(&r->a, spec, "finalizers", fin))
+            return DRA_ENOMEM;
+        return DRA_OK;
+    default:
+        return DRA_OK;
+    }
+}
+
+/* The members of |from| other than kind, apiVersion, metadata, status
+ * replace those of |to| (the status subresource keeps the spec). */
+static dra_err copy_spec(dra_arena *a, dra_doc *to, const dra_doc *from)
+{
+    for (size_t i = 0; i < to->u.map.n;) {
+        const char *key = to->u.map.m[i].key;
+        if (strcmp(key, "kind") && strcmp(key, "apiVersion") &&
+            strcmp(key, "metadata") && strcmp(key, "status"))
+            api_doc_del(to, key);
+        else
+            i++;
+    }
+    for (size_t i = 0; i < from->u.map.n; i++) {
+        const char *key = from->u.map.m[i].key;
+        if (strcmp(key, "kind") && strcmp(key, "apiVersion") &&
+            strcmp(key, "metadata") && strcmp(key, "status")) {
+            dra_doc *c = api_doc_clone(a, from->u.map.m[i].val);
+            if (!c || dra_doc_map_set(a, to, key, c))
+                return DRA_ENOMEM;
+        }
+    }
+    return DRA_OK;
+}
+
+static dra_err copy_member(dra_arena *a, dra_doc *to, const dra_doc *from,
+                           const char *key)
+{
+    const dra_doc *v = api_doc_at(from, key);
+    dra_doc *c;
+    if (!v) {
+        api_doc_del(to, key);
+        return DRA_OK;
+    }
+    c = api_doc_clone(a, v);
+    return c ? dra_doc_map_set(a, to, key, c) : DRA_ENOMEM;
+}
+
+static dra_err strategy_update(api_req *r, const kind_rules *k, api_mode mode,
+                               dra_doc *obj, const dra_doc *old)
+{
+    dra_err e;
+    if (mode == API_UPDATE)
+        return k->status_sub ? copy_member(&r->a, obj, old, "status") : DRA_OK;
+    /* Status: everything but the status comes from the stored object;
+     * metadata too, except the resourceVersion precondition. */
+    if ((e = copy_spec(&r->a, obj, old)))
+        return e;
+    {
+        const char *rv = api_meta_str(obj, "resourceVersion");
+        dra_doc *m = api_doc_clone(&r->a, api_meta(old));
+        if (!m || dra_doc_map_set(&r->a, obj, "metadata", m))
+            return DRA_ENOMEM;
+        if (rv && (e = api_doc_set_str(&r->a, m, "resourceVersion", rv)))
+            return e;
+        else if (!rv)
+            api_doc_del(m, "resourceVersion");
+    }
+    return DRA_OK;
+}
+
+/* ---- system metadata ----------------------------------------------------------------- */
+
+static dra_err meta_create(api_req *r, const kind_rules *k, dra_doc *meta)
+{
+    char uid[40], now[32];
+    const char *name = api_doc_str(meta, "name");
+    const char *gen = api_doc_str(meta, "generateName");
+    dra_err e;
+    api_uuid(uid, sizeof uid);
+    api_now(now, sizeof now);
+    if ((!name || !*name) && gen && *gen) {
+        /* The base is cut to 58 characters so the name stays within 63. */
+        char base[59], suf[6];
+        size_t n = strlen(gen) > 58 ? 58 : strlen(gen);
+        memcpy(base, gen, n);
+        base[n] = '\0';
+        api_random_suffix(suf, 5);
+        const char *nm = dra_arena_sprintf(&r->a, "%s%s", base, suf);
+        if (!nm || (e = api_doc_set_str(&r->a, meta, "name", nm)))
+            return DRA_ENOMEM;
+    }
+    api_doc_del(meta, "selfLink");
+    api_doc_del(meta, "deletionTimestamp");
+    api_doc_del(meta, "deletionGracePeriodSeconds");
+    api_doc_del(meta, "managedFields");
+    if ((e = api_doc_set_str(&r->a, meta, "uid", uid)) ||
+        (e = api_doc_set_str(&r->a, meta, "creationTimestamp", now)))
+        return e;
+    if (k->generation)
+        return api_doc_set_int(&r->a, meta, "generation", 1);
+    api_doc_del(meta, "generation");
+    return DRA_OK;
+}
+
+/* Fields only the server sets keep their stored values on update. */
+static dra_err meta_update(api_req *r, dra_doc *meta, const dra_doc *old)
+{
+    const dra_doc *om = api_meta(old);
+    const char *uid = api_doc_str(meta, "uid"), *ouid = api_doc_str(om, "uid");
+    static const char *const kept[] = {"uid", "creationTimestamp", "generation",
+                                       "deletionTimestamp",
+                                       "deletionGracePeriodSeconds", "selfLink",
+                                       "managedFields"};
+    dra_err e;
+    if (uid && *uid && ouid && strcmp(uid, ouid)) {
+        char why[200];
+        snprintf(why, sizeof why,
+                 "Precondition failed: UID in precondition: %s, UID in object "
+                 "meta: %s", uid, ouid);
+        api_conflict(r, r->sres, api_doc_str(om, "name"), why);
+        return DRA_EINVALID;
+    }
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+        if ((e = copy_member(&r->a, meta, om, kept[i])))
+            return e;
+    return DRA_OK;
+}
+
+/* 1 when a member other than metadata and status differs. */
+static int spec_changed(const dra_doc *a, const dra_doc *b)
+{
+    const dra_doc *sides[2] = {a, b};
+    for (int s = 0; s < 2; s++) {
+        const dra_doc *x = sides[s], *y = sides[1 - s];
+        for (size_t i = 0; i < x->u.map.n; i++) {
+            const char *key = x->u.map.m[i].key;
+            const dra_doc *other;
+            if (!strcmp(key, "kind") || !strcmp(key, "apiVersion") ||
+                !strcmp(key, "metadata") || !strcmp(key, "status"))
+                continue;
+            other = api_doc_at(y, key);
+            if (!other || !dra_doc_equal(x->u.map.m[i].val, other))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- typed decoding, defaulting, validation ------------------------------------------- */
+
+static dra_err decode_failed(api_req *r, const dra_diag *d)
+{
+    const char *first = dra_diag_first(d);
+    const char *path = d->n ? d->v[0].path : NULL;
+    api_bad_request(r, "%s in version \"%s\" cannot be handled as a %s: %s%s%s",
+                    r->res->kind, r->res->version, r->res->kind,
+                    path && *path ? path : "", path && *path ? ": " : "",
+                    first ? first : "malformed object");
+    return DRA_EINVALID;
+}
+
+/* Unknown fields: a 400 under Strict, warnings under Warn. */
+static dra_err unknown_fields(api_req *r, const dra_object *o)
+{
+    dra_diag d;
+    dra_buf b;
+    size_t n;
+    if (r->fv == API_FV_IGNORE)
+        return DRA_OK;
+    dra_diag_init(&d, r->srv->mem);
+    n = dra_api_unknown_fields(o, &d);
+    if (!n) {
+        dra_diag_fini(&d);
+        return DRA_OK;
+    }
+    if (r->fv == API_FV_WARN) {
+        for (size_t i = 0; i < d.n; i++)
+            api_warn(r, d.v[i].msg);
+        dra_diag_fini(&d);
+        return DRA_OK;
+    }
+    dra_buf_init(&b, r->srv->mem);
+    for (size_t i = 0; i < d.n; i++)
+        dra_buf_printf(&b, "%s%s", i ? ", " : "", d.v[i].msg);
+    api_bad_request(r, "strict decoding error: %s", b.p ? b.p : "");
+    dra_buf_fini(&b);
+    dra_diag_fini(&d);
+    return DRA_EINVALID;
+}
+
+static const char *obj_name(api_req *r, const dra_doc *obj)
+{
+    const char *n = api_meta_str(obj, "name");
+    if (n && *n)
+        return n;
+    n = api_meta_str(obj, "generateName");
+    return n ? n : (r->name ? r->name : "");
+}
+
+static dra_err typed(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
+                     dra_doc **out)
+{
+    dra_diag d;
+    dra_object *o = NULL, *oo = NULL;
+    dra_err e;
+    dra_diag_init(&d, r->srv->mem);
+    e = dra_api_decode(&r->a, obj, &o, &d);
+    if (e == DRA_ENOMEM)
+        goto done;
+    if (e) {
+        e = decode_failed(r, &d);
+        goto done;
+    }
+    if ((e = unknown_fields(r, o)))
+        goto done;
+    dra_api_set_defaults(o);
+    if (old) {
+        dra_diag_clear(&d);
+        if ((e = dra_api_decode(&r->a, old, &oo, &d)) == DRA_ENOMEM)
+            goto done;
+        /* A stored object always decodes; if not, validate as a create. */
+        if (e)
+            oo = NULL;
+    }
+    dra_diag_clear(&d);
+    if (mode == API_CREATE || !oo)
+        e = dra_api_validate(o, &d);
+    else if (mode == API_UPDATE)
+        e = dra_api_validate_update(oo, o, &d);
+    else
+        e = dra_api_validate_status_update(oo, o, &d);
+    if (e == DRA_EINVALID) {
+        if (!(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
+            e = DRA_EINVALID;
+        goto done;
+    }
+    if (e)
+        goto done;
+    e = dra_api_encode(&r->a, o, out);
+done:
+    dra_diag_fini(&d);
+    return e;
+}
+
+static dra_err untyped(api_req *r, dra_doc *obj, dra_doc **out)
+{
+    dra_diag d;
+    dra_err e = DRA_OK;
+    dra_diag_init(&d, r->srv->mem);
+    check_doc_name(r->sres, obj, &d);
+    if (d.n) {
+        if (!(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
+            e = DRA_EINVALID;
+    }
+    dra_diag_fini(&d);
+    *out = obj;
+    return e;
+}
+
+dra_err api_prepare(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
+                    dra_doc **out)
+{
+    const kind_rules *k = rules_for(r->sres);
+    dra_doc *meta;
+    dra_err e;
+    *out = NULL;
+    if ((e = check_gvk(r, obj)))
+        return e;
+    if (!(meta = api_doc_map(&r->a, obj, "metadata"))) {
+        api_bad_request(r, "metadata must be an object");
+        return DRA_EINVALID;
+    }
+    if (mode != API_UPDATE_STATUS && (e = check_namespace(r, meta)))
+        return e;
+    if (mode == API_CREATE)
+        e = strategy_create(r, k, obj);
+    else
+        e = strategy_update(r, k, mode, obj, old);
+    if (e)
+        return e;
+    meta = api_meta(obj);
+    if (mode == API_CREATE)
+        e = meta_create(r, k, meta);
+    else
+        e = meta_update(r, meta, old);
+    if (e)
+        return e;
+    if (r->sres->dkind != DRA_KIND_UNKNOWN)
+        e = typed(r, mode, obj, old, out);
+    else
+        e = untyped(r, obj, out);
+    if (e)
+        return e;
+    api_order(*out);
+    if (old && k->generation && spec_changed(*out, old)) {
+        int64_t g = 0;
+        const dra_doc *gd = api_doc_at(api_meta(old), "generation");
+        if (gd && gd->kind == DRA_DOC_INT)
+            g = gd->u.i;
+        if ((e = api_doc_set_int(&r->a, api_meta(*out), "generation", g + 1)))
+            return e;
+    }
+    return DRA_OK;
+}
+
+dra_err api_store_write(api_req *r, dra_store_op op, dra_doc *obj,
+                        uint64_t expect_rv, dra_store_obj **stored, char *msg,
+                        size_t cap)
+{
+    dra_buf b;
+    dra_store_write w;
+    dra_err e;
+    *stored = NULL;
+    memset(&w, 0, sizeof w);
+    dra_buf_init(&b, r->srv->mem);
+    if ((e = api_encode_for_store(&r->a, obj, &b, &w.rv_at))) {
+        dra_buf_fini(&b);
+        return e;
+    }
+    w.op = op;
+    w.resource = r->skey;
+    w.ns = r->sres->namespaced ? (api_meta_str(obj, "namespace") ? api_meta_str(obj, "namespace") : "") : "";
+    w.name = api_meta_str(obj, "name");
+    if (!w.name)
+        w.name = "";
+    w.expect_rv = expect_rv;
+    w.json = b.p;
+    w.len = b.len;
+    e = dra_store_write_one(r->srv->store, &w);
+    dra_buf_fini(&b);
+    if (msg && cap)
+        snprintf(msg, cap, "%s", w.msg);
+    if (!e)
+        *stored = w.obj;
+    return e;
+}
