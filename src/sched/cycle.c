@@ -38,12 +38,14 @@ void sched_cycle_init(sc_cycle *cy, const dra_mem *mem)
     memset(cy, 0, sizeof *cy);
     dra_arena_init(&cy->ar, mem);
     dra_alloc_outcome_init(&cy->out, mem);
+    dra_arena_init(&cy->ext_ar, mem);
     cy->ext = -1;
 }
 
 void sched_cycle_fini(sc_cycle *cy)
 {
     dra_alloc_outcome_fini(&cy->out);
+    dra_arena_fini(&cy->ext_ar);
     dra_arena_fini(&cy->ar);
 }
 
@@ -392,9 +394,13 @@ static int consider(cyc *x, sc_node *n, size_t *found)
     dra_alloc_outcome t;
     (*found)++;
     if (!x->cy->node || score > x->best_score) {
+        dra_arena ta = x->cy->ext_ar;
         t = x->cy->out;
         x->cy->out = x->tmp;
         x->tmp = t;
+        /* The outcome refers to this node's special claim: keep its arena. */
+        x->cy->ext_ar = x->scratch;
+        x->scratch = ta;
         x->cy->node = n;
         x->best_score = score;
         if (x->cy->ext >= 0) {

@@ -471,7 +471,7 @@ typedef struct sc_cycle {
     /* extended resources: the special claim's requests on |node| */
     int ext;                 /* index in claims of the special claim, -1 */
     dra_claim_spec *ext_spec;
-    const char *ext_mappings_pod; /* unused placeholder */
+    dra_arena ext_ar;        /* the special claim's model the outcome refers to */
 } sc_cycle;
 
 void sched_cycle_init(sc_cycle *cy, const dra_mem *mem) DRA_HIDDEN;
