@@ -68,6 +68,7 @@ struct dra_sched {
     int synced[NKINDS];
     int all_synced;
     int stop;
+    int no_patch;          /* the server answered PATCH with 5xx/415: GET+PUT */
     pthread_t sched_thread;
     pthread_t *workers;
     size_t nworkers;
@@ -174,6 +175,63 @@ static void inject(dra_sched *s, dra_kind kind, const dra_doc *obj)
     apply_locked(s, kind, DRA_WATCH_MODIFIED, obj);
     wake_all(s);
     pthread_mutex_unlock(&s->mu);
+}
+
+/* Sets pod status member |field| to |val|: a JSON merge patch, or, when
+ * the server cannot patch (drad before its patch engine, 501), a read
+ * of the pod and a PUT of its status, retried on conflict. |uid| (may
+ * be NULL) must still match. The answer goes into the cache. */
+static dra_err set_pod_status_field(dra_sched *s, dra_arena *ar, const char *ns, const char *name,
+                                    const char *uid, const char *field, dra_doc *val,
+                                    dra_kstatus *st)
+{
+    static const dra_gvr pods = DRA_GVR_PODS;
+    dra_doc *out = NULL;
+    dra_err err = DRA_EUNSUPPORTED;
+    int no_patch;
+    pthread_mutex_lock(&s->mu);
+    no_patch = s->no_patch;
+    pthread_mutex_unlock(&s->mu);
+    if (!no_patch) {
+        dra_doc *root = dra_doc_new_map(ar, 1), *stat = dra_doc_new_map(ar, 1);
+        char *patch;
+        if (!root || !stat || dra_doc_map_set(ar, stat, field, val) ||
+            dra_doc_map_set(ar, root, "status", stat) || !(patch = sched_doc_json(ar, root)))
+            return DRA_ENOMEM;
+        err = dra_cluster_patch(s->c, &pods, ns, name, "status", DRA_PATCH_MERGE, patch,
+                                strlen(patch), NULL, ar, &out, st);
+        if (err == DRA_OK) {
+            inject(s, DRA_KIND_POD, out);
+            return DRA_OK;
+        }
+        if (err != DRA_EUNAVAILABLE && err != DRA_EUNSUPPORTED)
+            return err;
+        pthread_mutex_lock(&s->mu);
+        s->no_patch = 1;
+        pthread_mutex_unlock(&s->mu);
+        logf_(s, DRA_SCHED_LOG_INFO, "the server does not patch pods/status (%s): read and write instead",
+              st->message);
+    }
+    for (int attempt = 0; attempt < 8; attempt++) {
+        dra_doc *pod = NULL, *status;
+        if ((err = dra_cluster_get(s->c, &pods, ns, name, ar, &pod, st)) != DRA_OK)
+            return err;
+        if (uid && (!dra_obj_uid(pod) || strcmp(dra_obj_uid(pod), uid)))
+            return DRA_ENOTFOUND;
+        status = (dra_doc *)dra_doc_get(pod, "status");
+        if (!status || status->kind != DRA_DOC_MAP) {
+            if (!(status = dra_doc_new_map(ar, 1)) || dra_doc_map_set(ar, pod, "status", status))
+                return DRA_ENOMEM;
+        }
+        if (dra_doc_map_set(ar, status, field, val))
+            return DRA_ENOMEM;
+        err = dra_cluster_update(s->c, &pods, ns, name, "status", pod, ar, &out, st);
+        if (err != DRA_ECONFLICT)
+            break;
+    }
+    if (err == DRA_OK)
+        inject(s, DRA_KIND_POD, out);
+    return err;
 }
 
 /* ---- jobs --------------------------------------------------------------------------- */
@@ -473,18 +531,10 @@ static dra_err create_ext_claim(dra_sched *s, sched_job *j, job_claim *jc, dra_k
 
 static dra_err ext_pod_status(dra_sched *s, sched_job *j, const job_claim *jc, dra_kstatus *st)
 {
-    dra_doc *root = dra_doc_new_map(&j->ar, 1), *stat = dra_doc_new_map(&j->ar, 1), *e, *out = NULL;
-    char *patch;
-    dra_err err;
-    if (!root || !stat || !(e = sched_ext_status_doc(&j->ar, j->pod_info, j->ext_spec, jc->name)) ||
-        dra_doc_map_set(&j->ar, stat, "extendedResourceClaimStatus", e) ||
-        dra_doc_map_set(&j->ar, root, "status", stat) || !(patch = sched_doc_json(&j->ar, root)))
+    dra_doc *e = sched_ext_status_doc(&j->ar, j->pod_info, j->ext_spec, jc->name);
+    if (!e)
         return DRA_ENOMEM;
-    err = dra_cluster_patch(s->c, &pods_gvr, j->ns, j->pod, "status", DRA_PATCH_MERGE, patch,
-                            strlen(patch), NULL, &j->ar, &out, st);
-    if (err == DRA_OK)
-        inject(s, DRA_KIND_POD, out);
-    return err;
+    return set_pod_status_field(s, &j->ar, j->ns, j->pod, j->uid, "extendedResourceClaimStatus", e, st);
 }
 
 /* Undoes the claim writes of a failed bind, best effort: our reservation
@@ -801,15 +851,13 @@ static dra_err cc_run_plan(cc_run *r)
         if ((err = cc_action(r, &r->pl->v[i])) != DRA_OK)
             return err;
     if (r->pl->need_statuses) {
-        dra_doc *out = NULL;
-        char *patch = sched_claim_statuses_patch(&r->ar, r->pl->st, r->pl->nst);
-        if (!patch)
+        dra_doc *l = sched_claim_statuses_doc(&r->ar, r->pl->st, r->pl->nst);
+        if (!l)
             return DRA_ENOMEM;
-        err = dra_cluster_patch(r->s->c, &pods_gvr, r->pl->pod_ns, r->pl->pod_name, "status",
-                                DRA_PATCH_MERGE, patch, strlen(patch), NULL, &r->ar, &out, &r->st);
+        err = set_pod_status_field(r->s, &r->ar, r->pl->pod_ns, r->pl->pod_name, r->pl->pod_uid,
+                                   "resourceClaimStatuses", l, &r->st);
         if (err != DRA_OK)
             return err == DRA_ENOTFOUND ? DRA_OK : err;
-        inject(r->s, DRA_KIND_POD, out);
     }
     return DRA_OK;
 }

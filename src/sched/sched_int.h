@@ -554,7 +554,9 @@ dra_doc *sched_ext_claim_doc(dra_arena *ar, const sc_podinfo *pod, const dra_cla
 const char *sched_generate_name(dra_arena *ar, const char *pod, const char *pc) DRA_HIDDEN;
 /* A minimal Pod document (apiVersion, kind, metadata) for events. */
 dra_doc *sched_pod_ref_doc(dra_arena *ar, const char *ns, const char *name, const char *uid) DRA_HIDDEN;
-/* merge-patch bodies for pods/status */
+/* status.resourceClaimStatuses as a list document, and as a merge-patch
+ * body for pods/status */
+dra_doc *sched_claim_statuses_doc(dra_arena *ar, const sc_pstatus *st, size_t n) DRA_HIDDEN;
 char *sched_claim_statuses_patch(dra_arena *ar, const sc_pstatus *st, size_t n) DRA_HIDDEN;
 char *sched_doc_json(dra_arena *ar, const dra_doc *doc) DRA_HIDDEN;
 /* RFC 3339 UTC time of |unix_s|. */

@@ -254,11 +254,10 @@ dra_doc *sched_ext_claim_doc(dra_arena *ar, const sc_podinfo *pod, const dra_cla
 
 /* ---- pod status patches ---------------------------------------------------------------------- */
 
-char *sched_claim_statuses_patch(dra_arena *ar, const sc_pstatus *st, size_t n)
+dra_doc *sched_claim_statuses_doc(dra_arena *ar, const sc_pstatus *st, size_t n)
 {
-    dra_doc *root = dra_doc_new_map(ar, 1), *s = dra_doc_new_map(ar, 1);
     dra_doc *l = dra_doc_new_list(ar, n);
-    if (!root || !s || !l)
+    if (!l)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         dra_doc *e = dra_doc_new_map(ar, 2);
@@ -267,7 +266,15 @@ char *sched_claim_statuses_patch(dra_arena *ar, const sc_pstatus *st, size_t n)
             dra_doc_list_push(ar, l, e))
             return NULL;
     }
-    if (dra_doc_map_set(ar, s, "resourceClaimStatuses", l) || dra_doc_map_set(ar, root, "status", s))
+    return l;
+}
+
+char *sched_claim_statuses_patch(dra_arena *ar, const sc_pstatus *st, size_t n)
+{
+    dra_doc *root = dra_doc_new_map(ar, 1), *s = dra_doc_new_map(ar, 1);
+    dra_doc *l = sched_claim_statuses_doc(ar, st, n);
+    if (!root || !s || !l || dra_doc_map_set(ar, s, "resourceClaimStatuses", l) ||
+        dra_doc_map_set(ar, root, "status", s))
         return NULL;
     return sched_doc_json(ar, root);
 }
