@@ -185,7 +185,7 @@ static dra_err openapi(api_req *r, char **seg, size_t n)
         /* Zero bytes is an empty protobuf OpenAPI v2 document: every
          * kubectl accepts it and validates nothing client-side. */
         return reply_buf(r, 200,
-                         "application/com.github.proto-openapi.spec.v2@v1.0+protobuf",
+                         "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
                          NULL);
     }
     return not_served(r);
