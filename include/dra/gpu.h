@@ -141,6 +141,12 @@ typedef struct dra_gpu_device {
     dra_gpu_mig *migs;         /* existing MIG devices, sorted by name */
     size_t n_migs;
     dra_gpu_path dev_node;     /* /dev/nvidia<minor> */
+    /* The GPU's DRM nodes (/dev/dri/cardN, /dev/dri/renderDN), from the
+     * drm/ directory of its PCI device in sysfs; nvidia-container-toolkit
+     * adds them to a GPU's CDI device with by-path links
+     * (/dev/dri/by-path/pci-<busid>-card, -render). */
+    dra_gpu_path *drm_nodes;
+    size_t n_drm_nodes;
 } dra_gpu_device;
 
 /* The driver's files as a CDI spec needs them. Paths inside the container

@@ -125,6 +125,20 @@ static dra_err lay_gpu_sys(lay *l, const fk_gpu *g)
     dra_err err = mkdirs(l, rel);
     if (err)
         return err;
+    /* Its DRM nodes: card<minor+1> (card0 is the BMC's VGA on servers),
+     * renderD<128+minor>, in sysfs and in dev/dri. */
+    char card[32], render[32];
+    snprintf(card, sizeof card, "card%u", g->minor + 1);
+    snprintf(render, sizeof render, "renderD%u", 128 + g->minor);
+    const char *names[2] = {card, render};
+    for (int i = 0; i < 2; i++) {
+        snprintf(rel, sizeof rel, "/sys/devices/%s/%s/drm/%s", g->pcie_root, bus, names[i]);
+        if ((err = mkdirs(l, rel)))
+            return err;
+        snprintf(rel, sizeof rel, "/dev/dri/%s", names[i]);
+        if ((err = put_str(l, rel, "")))
+            return err;
+    }
     snprintf(rel, sizeof rel, "/sys/bus/pci/devices/%s", bus);
     snprintf(target, sizeof target, "../../../devices/%s/%s", g->pcie_root, bus);
     return link_to(l, target, rel);
@@ -185,7 +199,7 @@ static dra_err node_yaml(lay *l, const dra_mem *mem, const fk_inventory *inv,
 
 static dra_err lay_dirs(lay *l)
 {
-    static const char *const dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/bin", "/dev/nvidia-caps",
+    static const char *const dirs[] = {"/usr/lib/x86_64-linux-gnu", "/usr/bin", "/dev/nvidia-caps", "/dev/dri",
                                        "/sys/bus/pci/devices", "/proc/driver/nvidia/capabilities"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
         dra_err err = mkdirs(l, dirs[i]);

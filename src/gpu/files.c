@@ -307,6 +307,37 @@ static const char *pcie_root(dra_arena *a, const char *sys, const char *bus)
     return dra_arena_strndup(a, first, end ? (size_t)(end - first) : strlen(first));
 }
 
+/* cardN and renderDN under <sys>/bus/pci/devices/<bus>/drm, sorted. */
+static dra_err drm_nodes(dra_arena *a, const dra_gpu_files *f, const char *sys,
+                         dra_gpu_device *gpu)
+{
+    char dir[PATH_MAX];
+    if ((size_t)snprintf(dir, sizeof dir, "%s/bus/pci/devices/%s/drm", sys, gpu->pci_bus_id) >=
+        sizeof dir)
+        return DRA_OK;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    dra_err err = DRA_OK;
+    if (!d)
+        return DRA_OK;
+    gpu->drm_nodes = dra_arena_array(a, 8, sizeof *gpu->drm_nodes);
+    if (!gpu->drm_nodes)
+        err = DRA_ENOMEM;
+    while (!err && gpu->n_drm_nodes < 8 && (e = readdir(d))) {
+        const char *n = e->d_name;
+        const char *num = !strncmp(n, "card", 4) ? n + 4 : !strncmp(n, "renderD", 7) ? n + 7 : NULL;
+        if (!num || !*num || strspn(num, "0123456789") != strlen(num))
+            continue;
+        char rel[300];
+        snprintf(rel, sizeof rel, "/dev/dri/%s", n);
+        err = fill_path(a, &gpu->drm_nodes[gpu->n_drm_nodes++], f->dev_root, f->host_dev_root, rel);
+    }
+    closedir(d);
+    if (!err)
+        qsort(gpu->drm_nodes, gpu->n_drm_nodes, sizeof *gpu->drm_nodes, name_cmp);
+    return err;
+}
+
 static dra_err per_gpu(const dra_gpu *g, dra_arena *a, dra_gpu_inventory *inv)
 {
     dra_gpu_files *f = &inv->files;
@@ -327,6 +358,8 @@ static dra_err per_gpu(const dra_gpu *g, dra_arena *a, dra_gpu_inventory *inv)
         if (err)
             return err;
         gpu->pcie_root = pcie_root(a, sysroot, gpu->pci_bus_id);
+        if ((err = drm_nodes(a, f, sysroot, gpu)))
+            return err;
         for (size_t j = 0; j < gpu->n_migs; j++) {
             dra_gpu_mig *m = &gpu->migs[j];
             snprintf(acc, sizeof acc, "gpu%u/mig/gi%u/access", gpu->minor, m->gi_id);

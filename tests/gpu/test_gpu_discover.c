@@ -210,6 +210,10 @@ static void test_gb200_files(void **state)
     snprintf(want, sizeof want, "%s/usr/bin/nvidia-smi", f.root);
     assert_string_equal(fl->nvidia_smi, want);
     assert_int_equal(fl->caps_major, 237);
+    assert_int_equal(inv->gpus[2].n_drm_nodes, 2);
+    assert_string_equal(inv->gpus[2].drm_nodes[0].path, "/dev/dri/card3");
+    assert_string_equal(inv->gpus[2].drm_nodes[1].path, "/dev/dri/renderD130");
+    assert_string_equal(inv->gpus[2].drm_nodes[1].host_path, "/run/nvidia/driver/dev/dri/renderD130");
     assert_string_equal(inv->gpus[2].dev_node.path, "/dev/nvidia2");
     assert_string_equal(inv->gpus[2].dev_node.host_path, "/run/nvidia/driver/dev/nvidia2");
     snprintf(want, sizeof want, "%s/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.126.20", f.root);
@@ -454,6 +458,7 @@ static void test_a100(void **state)
     assert_int_equal(inv->gpus[3].mig_enabled, 1);
     assert_int_equal(inv->gpus[3].n_migs, 0);
     assert_null(inv->gpus[1].pcie_root);
+    assert_int_equal(inv->gpus[1].n_drm_nodes, 0); /* no sysfs entry at all */
     dra_resource_slice_spec *s;
     size_t n;
     slices(&a, inv, 0, 0, &s, &n);

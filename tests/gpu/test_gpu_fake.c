@@ -157,6 +157,7 @@ static void test_visibility(void **state)
     assert_string_equal(inv->gpus[0].name, "gpu-2");
     assert_string_equal(inv->gpus[1].name, "gpu-4");
     assert_int_equal(inv->gpus[1].n_migs, 1);
+    assert_int_equal(inv->gpus[1].n_drm_nodes, 2);
     assert_string_equal(inv->gpus[1].migs[0].name, "gpu-4-mig-1g10gb-19-1");
     dra_gpu_close(g);
     /* Without nvidiactl (a host without NVIDIA devices): everything. */
