@@ -428,5 +428,9 @@ CEL_FUNC int cel_regex_search(cel_ctx *ctx, const cel_regex *re, const char *s,
                               size_t len, size_t start, long *ovec, size_t novec,
                               cel_value *err);
 CEL_FUNC int cel_regex_ngroups(const cel_regex *re);
+/* `s.matches(re)`: 1 match, 0 none, -1 error (*err set); patterns of
+ * fixed single-byte atoms (regex_fixed.c) without PCRE2. */
+CEL_FUNC int cel_regex_matches(cel_ctx *ctx, const cel_regex *re, const char *s, size_t len,
+                               cel_value *err);
 
 #endif

@@ -308,6 +308,29 @@ static int comp_capacity_compare(compiler *c, const cel_ast *e)
     return 1;
 }
 
+/* Peephole for regex selectors: `device.attributes['dom'].id.matches('<re>')`
+ * (the string overload, a constant pattern) becomes one DEV_MATCH a b c y
+ * (domain a, id b, pattern c, field y): the lookup DEV_ATTR charges (its
+ * 4) and the call matches charges, in one step; a pattern of fixed
+ * single-byte atoms is matched without PCRE2 (regex_fixed.c). */
+static int comp_device_match(compiler *c, const cel_ast *e)
+{
+    const cel_ast *dom;
+    cel_value id;
+    int field, at;
+    if (!e->target || e->nargs != 1 || !is_name(e, "matches") || e->ncands != 1 ||
+        strcmp(e->cands[0]->id, "matches_string") != 0 || e->args[0]->kind != AST_CONST ||
+        e->args[0]->cval.kind != CEL_K_STRING || !device_entry(c, e->target, &field, &dom, &id) ||
+        field != 1)
+        return 0;
+    at = emit(c, CEL_OP_DEV_MATCH, konst(c, dom->cval), konst(c, id), 1);
+    if (at >= 0) {
+        c->code[at].c = konst(c, e->args[0]->cval);
+        c->code[at].y = (uint16_t)field;
+    }
+    return 1;
+}
+
 static void comp_select(compiler *c, const cel_ast *e)
 {
     int f;
@@ -505,7 +528,7 @@ static void comp_call(compiler *c, const cel_ast *e)
 {
     size_t n = e->nargs + (e->target ? 1 : 0);
     int32_t cs;
-    if (comp_capacity_compare(c, e) || comp_operator(c, e))
+    if (comp_capacity_compare(c, e) || comp_device_match(c, e) || comp_operator(c, e))
         return;
     if (e->target)
         comp(c, e->target);
@@ -1161,19 +1184,34 @@ static void fold(compiler *c, cel_ast *e)
     }
 }
 
-/* Patterns compiled once per program: constant regexes. */
+/* DEV_MATCH patterns of fixed single-byte atoms, compiled once per
+ * program (read-only, so VMs on any thread share them). */
 static void precompile_regex(compiler *c)
 {
-    c->p->regex = dra_arena_array(&c->p->arena, c->nconsts ? c->nconsts : 1,
-                                  sizeof *c->p->regex);
-    if (!c->p->regex)
+    dra_cel_program *p = c->p;
+    p->fixre = dra_arena_array(&p->arena, c->nconsts ? c->nconsts : 1, sizeof *p->fixre);
+    if (!p->fixre) {
         c->rc = DRA_ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < c->ncode; i++) {
+        const cel_value *pat;
+        int oom = 0;
+        if (c->code[i].op != CEL_OP_DEV_MATCH || p->fixre[c->code[i].c])
+            continue;
+        pat = &c->consts[c->code[i].c];
+        p->fixre[c->code[i].c] = cel_fixre_compile(&p->arena, pat->u.s, pat->n, &oom);
+        if (oom) {
+            c->rc = DRA_ENOMEM;
+            return;
+        }
+    }
 }
 
 static int is_dev_cmp(const cel_insn *in)
 {
     return in->op == CEL_OP_DEV_FIELD_EQ || in->op == CEL_OP_DEV_ATTR_EQ ||
-           in->op == CEL_OP_DEV_QCMP;
+           in->op == CEL_OP_DEV_QCMP || in->op == CEL_OP_DEV_MATCH;
 }
 
 /* ANY_DEV at 0 whose loop head exits to LOCAL <accumulator>; RET. */
@@ -1226,6 +1264,10 @@ static dra_err decode_terms(dra_cel_program *p)
         t[i].x = in->x;
         if (in->op == CEL_OP_DEV_QCMP) {
             t[i].q = k->u.q;
+        } else if (in->op == CEL_OP_DEV_MATCH) {
+            if (!(t[i].fix = p->fixre[in->c]))
+                return DRA_OK; /* PCRE2's: the full path */
+            t[i].qcost = (uint32_t)((cel_value_size(*k) + 3) / 4);
         } else if (k->kind == CEL_K_STRING && (k->flags & CEL_VF_CPLEN)) {
             ckey_init(&t[i].k, k, 0);
             t[i].kcp = k->pad;
@@ -1238,7 +1280,10 @@ static dra_err decode_terms(dra_cel_program *p)
             continue;
         }
         t[i].field = in->op == CEL_OP_DEV_QCMP ? 2 : (uint8_t)in->y;
-        t[i].qcost = in->op == CEL_OP_DEV_QCMP ? in->y : 0;
+        if (in->op == CEL_OP_DEV_QCMP)
+            t[i].qcost = in->y;
+        else if (in->op != CEL_OP_DEV_MATCH)
+            t[i].qcost = 0;
         ckey_init(&t[i].dom, &p->consts[in->a], p->hashes[in->a]);
         ckey_init(&t[i].id, &p->consts[in->b], p->hashes[in->b]);
     }

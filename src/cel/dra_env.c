@@ -301,7 +301,10 @@ static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm
             *result = b;
             return DRA_OK;
         }
-        rc = vm->c.oom == 1 ? DRA_ENOMEM : DRA_OK;
+        if (b == -2) /* a long string for a regex term: with the limit */
+            r = cel_vm_run(&vm->c, p, &dev->var, &rc);
+        else
+            rc = vm->c.oom == 1 ? DRA_ENOMEM : DRA_OK;
     } else if (p->dev_loop_only) {
         /* The string kernel inline; the full path on anything unusual. */
         uint64_t cost = 0;

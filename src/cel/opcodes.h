@@ -3,7 +3,9 @@
  * X(name, base cost). The base cost is charged when the instruction runs
  * (cel-go's unit costs: identifiers and selections 1, constants 0, calls
  * 1 plus size-dependent extras charged by the instruction itself). ORDER:
- * vm.c's dispatch switch documents each opcode next to its case.
+ * vm.c's dispatch switch documents each opcode next to its case;
+ * cel_cterm_fast (vm.h) relies on DEV_QCMP and DEV_MATCH coming after
+ * DEV_ATTR_EQ.
  */
 #ifndef DRA_CEL_OPCODES_H
 #define DRA_CEL_OPCODES_H
@@ -21,6 +23,7 @@
     X(DEV_FIELD_EQ, 2)   \
     X(DEV_ATTR_EQ, 4)    \
     X(DEV_QCMP, 4)       \
+    X(DEV_MATCH, 4)      \
     X(SELECT, 1)         \
     X(HAS, 0)            \
     X(OPT_SELECT, 1)     \

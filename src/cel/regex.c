@@ -13,6 +13,8 @@
 struct cel_regex {
     lib_re *re;
     lib_re_md *md;
+    const cel_fixre *fix; /* in |ar|, when the pattern is of that form */
+    dra_arena ar;
 };
 
 void cel_regex_free(const dra_mem *mem, cel_regex *re)
@@ -21,6 +23,7 @@ void cel_regex_free(const dra_mem *mem, cel_regex *re)
         return;
     lib_re_md_free(re->md);
     lib_re_free(re->re);
+    dra_arena_fini(&re->ar);
     dra_free(mem, re);
 }
 
@@ -32,9 +35,16 @@ cel_regex *cel_regex_compile(const dra_mem *mem, const char *pat, size_t len, dr
         *rc = DRA_ENOMEM;
         return NULL;
     }
+    dra_arena_init(&re->ar, mem);
     *rc = lib_re_compile(mem, pat, len, &re->re, why);
     if (!*rc)
         *rc = lib_re_md_new(mem, &re->md);
+    if (!*rc) {
+        int oom;
+        re->fix = cel_fixre_compile(&re->ar, pat, len, &oom);
+        if (oom)
+            *rc = DRA_ENOMEM;
+    }
     if (*rc) {
         cel_regex_free(mem, re);
         return NULL;
@@ -96,4 +106,13 @@ int cel_regex_search(cel_ctx *ctx, const cel_regex *re, const char *s, size_t le
 int cel_regex_ngroups(const cel_regex *re)
 {
     return lib_re_ngroups(re->re);
+}
+
+int cel_regex_matches(cel_ctx *ctx, const cel_regex *re, const char *s, size_t len,
+                      cel_value *err)
+{
+    long ov[2];
+    if (re->fix)
+        return cel_fixre_match(re->fix, s, len);
+    return cel_regex_search(ctx, re, s, len, 0, ov, 2, err);
 }

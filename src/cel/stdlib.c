@@ -104,12 +104,11 @@ static uint64_t c_prefix(const cel_value *a, size_t n, cel_value r)
 static cel_value f_matches(cel_ctx *c, const cel_value *a, size_t n)
 {
     cel_value err;
-    long ov[2];
     const cel_regex *re = cel_regex_get(c, a[1].u.s, a[1].n, &err);
     (void)n;
     if (!re)
         return err;
-    int r = cel_regex_search(c, re, a[0].u.s, a[0].n, 0, ov, 2, &err);
+    int r = cel_regex_matches(c, re, a[0].u.s, a[0].n, &err);
     return r < 0 ? err : cel_bool(r);
 }
 

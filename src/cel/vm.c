@@ -887,12 +887,52 @@ static inline const cel_value *dev_value(const dra_cel_program *p, const cel_ins
                          in->b);
 }
 
+/* DEV_MATCH's call on the device value |v|: what call_site gives for
+ * matches (the string overload) and charges to c->cost. */
+static cel_value dev_match(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
+                           const cel_value *v)
+{
+    const cel_value *pat = &p->consts[in->c];
+    const cel_fixre *fix = p->fixre[in->c];
+    const cel_regex *re;
+    cel_value err = cel_null();
+    int r;
+    if (v->kind != CEL_K_STRING) { /* no overload fits */
+        c->cost += 1;
+        return cel_error_value(&cel_e_no_overload);
+    }
+    c->cost += cel_tenth(1 + cel_value_size(*v)) * ((cel_value_size(*pat) + 3) / 4);
+    if (fix)
+        return cel_bool(cel_fixre_match(fix, v->u.s, v->n));
+    if (!(re = cel_regex_get(c, pat->u.s, pat->n, &err)))
+        return err;
+    r = cel_regex_matches(c, re, v->u.s, v->n, &err);
+    return r < 0 ? err : cel_bool(r);
+}
+
 /* One device comparison term of a conjunction program: 1, 0, or -1
  * with *err set. */
 static int dev_cmp(cel_ctx *c, const dra_cel_program *p, const cel_insn *in,
                    const cel_value *vars, uint64_t *cost, cel_value *err)
 {
     const cel_value *k = p->consts, *v;
+    if (in->op == CEL_OP_DEV_MATCH) {
+        cel_value r;
+        *cost += 4;
+        if (!(v = dev_value(p, in, vars))) {
+            *err = no_such_key(c, k[in->b]);
+            return -1;
+        }
+        if (v->kind == CEL_K_STRING && cel_value_size(*v) > CEL_DRA_EST_STRLEN)
+            return -2; /* its cost may pass the limit: cel_vm_run's */
+        c->cost = *cost;
+        r = dev_match(c, p, in, v);
+        *cost = c->cost;
+        if (r.kind == CEL_K_BOOL)
+            return r.u.b;
+        *err = r;
+        return -1;
+    }
     if (in->op == CEL_OP_DEV_FIELD_EQ) {
         v = &vars[0].u.obj->fields[in->a];
         *cost += 2;
@@ -944,6 +984,8 @@ int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars, cel
     for (int i = 0; i < n; i++) {
         cel_value e;
         int r = dev_cmp(c, p, cel_conj_term(p->code, i), vars, &cost, &e);
+        if (r == -2)
+            return -2;
         if (r == 0) {
             c->last_cost = cost;
             return 0;
@@ -1162,6 +1204,23 @@ cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_value *vars
                 cost += in->y - 1u; /* compareTo's int comparison */
             else if (in->x & CEL_QCMP_EQ_ON_ERROR)
                 cost += 1; /* == / != charge for an error too */
+            *++sp = r;
+            break;
+        }
+        /* DEV_MATCH a b c y: device field y, domain constant a, id
+         * constant b, .matches(pattern constant c): DEV_ATTR and the call
+         * in one step, charged and checked as they are. */
+        case CEL_OP_DEV_MATCH: {
+            const cel_value *v = dev_value(p, in, vars);
+            if (!v) {
+                r = no_such_key(c, k[in->b]);
+            } else {
+                c->cost = cost;
+                r = dev_match(c, p, in, v);
+                cost = c->cost;
+            }
+            if (cost > limit) /* where the call checks */
+                goto over;
             *++sp = r;
             break;
         }

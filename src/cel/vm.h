@@ -189,19 +189,88 @@ static inline int cel_ckey_eq(const cel_ckey *k, const char *s)
     return w0 == k->w0 && w1 == k->w1;
 }
 
+/* The longest device string the DRA cost estimate assumes (cost.c:
+ * Kubernetes' 64-character attribute limit). The conjunction paths skip
+ * the cost-limit checks because the estimate is within the limit; a
+ * term whose cost grows with a longer string must not. */
+#define CEL_DRA_EST_STRLEN 64
+
+/* A pattern whose matches are a fixed run of single-byte atoms
+ * (regex_fixed.c): atom i matches the bytes in set[i]; start / end: the
+ * pattern begins with ^ / ends with $. The atoms among the first eight
+ * that are one literal byte are tested together as one word (pval under
+ * pmask, the first pn bytes); chk lists the others, tested one by one. */
+#define CEL_FIXRE_MAX 64
+typedef struct cel_fixre {
+    uint64_t pmask, pval;
+    uint16_t n;
+    uint8_t start, end, pn, nchk;
+    uint8_t chk[CEL_FIXRE_MAX];
+    uint8_t set[][32];
+} cel_fixre;
+
+/* The pattern |pat| as a cel_fixre in |ar|, or NULL when it is not of
+ * that form (then PCRE2 matches it) or on ENOMEM (*oom set). |pat| must
+ * be a valid RE2 pattern (checked by cel_regex_compile first). */
+CEL_FUNC cel_fixre *cel_fixre_compile(dra_arena *ar, const char *pat, size_t len, int *oom);
+
+/* Whether the atoms match at |s|, which has |avail| >= f->n bytes. */
+static inline int cel_fixre_at(const cel_fixre *f, const unsigned char *s, size_t avail)
+{
+    if (f->pmask) {
+        uint64_t w = 0;
+        if (avail >= 8) {
+            memcpy(&w, s, 8);
+        } else {
+            unsigned char b[8] = {0};
+            for (size_t i = 0; i < f->pn; i++)
+                b[i] = s[i];
+            memcpy(&w, b, 8);
+        }
+        if ((w & f->pmask) != f->pval)
+            return 0;
+    }
+    for (size_t k = 0; k < f->nchk; k++) {
+        unsigned i = f->chk[k];
+        if (!((f->set[i][s[i] >> 3] >> (s[i] & 7)) & 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* RE2's answer for |str| (valid UTF-8): 1 when the pattern matches. */
+static inline int cel_fixre_match(const cel_fixre *f, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    size_t last;
+    if (len < f->n)
+        return 0;
+    last = len - f->n;
+    if (f->end)
+        return (!f->start || last == 0) && cel_fixre_at(f, s + last, f->n);
+    if (f->start)
+        return cel_fixre_at(f, s, len);
+    for (size_t p = 0; p <= last; p++)
+        if (cel_fixre_at(f, s + p, len - p))
+            return 1;
+    return 0;
+}
+
 /* A term of a conjunction program (conj_terms), decoded once for the
  * inline path (cel_cterm_fast): the device value, device.<field> or
  * device.<field>['<dom>'].<id>, and the constant it is compared with. */
 typedef struct cel_cterm {
-    uint8_t op;     /* CEL_OP_DEV_FIELD_EQ, _ATTR_EQ (string k) or _QCMP */
+    uint8_t op;     /* CEL_OP_DEV_FIELD_EQ, _ATTR_EQ (string k), _QCMP or _MATCH */
     uint8_t x;      /* _EQ: 1 for !=; _QCMP: the truth table */
     uint8_t field;
-    uint32_t qcost; /* _QCMP: what compareTo charges */
+    uint32_t qcost; /* _QCMP: what compareTo charges; _MATCH: the pattern's
+                     * factor of matches' cost, ceil(size / 4) */
     uint32_t kcp;   /* string k: its code points, and their tenth rounded up */
     uint32_t kcost;
     cel_ckey k;     /* the string constant */
     const dra_quantity *q; /* _QCMP: the quantity */
     cel_ckey dom, id;
+    const struct cel_fixre *fix; /* _MATCH: the pattern */
 } cel_cterm;
 
 struct dra_cel_program {
@@ -212,7 +281,8 @@ struct dra_cel_program {
     size_t ncode;
     cel_value *consts;
     uint64_t *hashes;          /* per constant: cel_value_hash */
-    const cel_regex **regex;   /* per constant string used as a pattern */
+    const struct cel_fixre **fixre; /* per constant: a DEV_MATCH pattern of
+                                     * fixed single-byte atoms, else NULL */
     size_t nconsts;
     cel_callsite *calls;
     size_t ncalls;
@@ -326,12 +396,24 @@ static inline int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, ui
         v = cel_dev_map_get(v->u.map, &t->dom);
         if (!v || !(v = cel_dev_map_get(v->u.map, &t->id)))
             return -1;
-        *cost += 2; /* DEV_ATTR / DEV_QCMP cost 4 */
-        if (t->op == CEL_OP_DEV_QCMP) {
-            if (v->kind != CEL_K_QUANTITY)
+        *cost += 2; /* DEV_ATTR / DEV_QCMP / DEV_MATCH cost 4 */
+        /* One test on the string-equality way (opcode order: ATTR_EQ,
+         * QCMP, MATCH): (b) stays as it was. */
+        if (t->op > CEL_OP_DEV_ATTR_EQ) {
+            if (t->op == CEL_OP_DEV_QCMP) {
+                if (v->kind != CEL_K_QUANTITY)
+                    return -1;
+                *cost += 2 + t->qcost;
+                return cel_qcmp_truth(t->x, dra_quantity_cmp(v->u.q, t->q));
+            }
+            /* DEV_MATCH; longer strings than the estimate assumed: the
+             * limit matters (the full path) */
+            if (v->kind != CEL_K_STRING || !(v->flags & CEL_VF_CPLEN) ||
+                v->pad > CEL_DRA_EST_STRLEN)
                 return -1;
-            *cost += 2 + t->qcost;
-            return cel_qcmp_truth(t->x, dra_quantity_cmp(v->u.q, t->q));
+            /* matches: ceil(0.1 * (1 + size)) * ceil(size(pattern) / 4) */
+            *cost += 2 + cel_tenth(1u + v->pad) * t->qcost;
+            return cel_fixre_match(t->fix, v->u.s, v->n);
         }
     }
     /* cel_cterm_str written out: calling it gave eval_device other code
@@ -388,9 +470,11 @@ CEL_FUNC cel_value cel_vm_run(cel_ctx *c, const dra_cel_program *p, const cel_va
                               dra_err *rc);
 /* Runs a program of the conj_terms shape with every rule (errors, other
  * kinds, false winning over an earlier error): 1 true, 0 false, -1 error
- * (*err set). The common case is cel_cterm_fast's, inline in the caller.
- * conj_terms is set only where the worst-case cost is within the limit,
- * so no limit is checked. */
+ * (*err set), -2 when a DEV_MATCH term meets a device string longer than
+ * the cost estimate assumes (run cel_vm_run, which checks the limit).
+ * The common case is cel_cterm_fast's, inline in the caller. conj_terms
+ * is set only where the worst-case cost is within the limit, so no limit
+ * is checked. */
 CEL_FUNC int cel_vm_conj(cel_ctx *c, const dra_cel_program *p, const cel_value *vars,
                          cel_value *err);
 /* Runs a program of the dev_loop_only shape (one ANY_DEV loop and its
