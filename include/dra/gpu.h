@@ -197,9 +197,12 @@ typedef struct dra_gpu_inventory {
 dra_err dra_gpu_discover(dra_gpu *g, dra_arena *a, dra_gpu_inventory **out,
                          dra_diag *d);
 
-/* A device of |inv| by announced name ("gpu-0", "gpu-0-mig-1g10gb-19-0"):
- * *gpu is the GPU (the parent for MIG), *mig the MIG device or NULL.
- * Either out pointer may be NULL. DRA_OK or DRA_ENOTFOUND. */
+/* A device of |inv| by name ("gpu-0", "gpu-0-mig-1g10gb-19-0"): *gpu is
+ * the GPU (the parent for MIG), *mig the existing MIG device or NULL.
+ * Lookup only: it does not say whether a layout announces the device (a
+ * GPU with MIG on is found, though the default layout leaves it out;
+ * DynamicMIG's abstract MIG devices are not found). Either out pointer
+ * may be NULL. DRA_OK or DRA_ENOTFOUND. */
 dra_err dra_gpu_find(const dra_gpu_inventory *inv, const char *name,
                      const dra_gpu_device **gpu, const dra_gpu_mig **mig);
 
