@@ -167,6 +167,17 @@ static void test_gb200(void **state)
         assert_int_equal(inv->gpus[i].memory_bytes, 189471ull * MiB);
     }
     validate_all(&a, s, n);
+    /* DynamicMIG on GPUs without MIG support: announced as usual, one
+     * slice per GPU, no counter slice (docs/gpu.md: differences). */
+    slices(&a, inv, 1, 1, &s, &n);
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(s[i].n_shared_counters, 0);
+        assert_int_equal(s[i].n_devices, 1);
+        assert_int_equal(s[i].devices[0].n_consumes_counters, 0);
+        want_str(&s[i].devices[0], "addressingMode", "ATS");
+    }
+    validate_all(&a, s, n);
     dra_gpu_close(g);
     dra_arena_fini(&a);
     fx_rm(&f);
