@@ -76,7 +76,8 @@ typedef struct api_apply_opts {
     const char *manager;     /* fieldManager (required) */
     int force;               /* force=true: take conflicting fields over */
     const char *api_version; /* recorded in the managedFields entry */
-    const char *now;         /* RFC 3339 time for the entry (caller's clock) */
+    const char *now;         /* RFC 3339 UTC time for the entry (caller's clock) */
+    const char *subresource; /* "status" for writes through /status, else NULL */
 } api_apply_opts;
 
 /* Server-side apply of |applied| (the configuration the manager sends)
@@ -92,12 +93,32 @@ typedef struct api_apply_opts {
  * ("Apply failed with 1 conflict: conflict with \"kubectl-client-side-apply\"
  * using v1: .spec.containers[name=\"ctr\"].image"), one cause per field in
  * |causes| (may be NULL; path = field, msg = "conflict with ..."), unless
- * |opts->force|. DRA_EINVAL (400) when |applied| is not an object or
- * names no manager. */
+ * |opts->force|; then the other managers lose those fields. A
+ * configuration that is not an object is DRA_EINVAL (400); no manager is
+ * DRA_EINVALID (422, "PatchOptions.meta.k8s.io \"\" is invalid:
+ * fieldManager: Required value: is required for apply patch"). Fields
+ * never tracked upstream (apiVersion, kind, metadata name, namespace,
+ * uid, resourceVersion, generation, creationTimestamp, managedFields) are
+ * not recorded; neither is status on the main resource, nor anything but
+ * status through /status. *out is the merged object with its new
+ * metadata.managedFields; the caller still applies its strategy (status
+ * reset, defaulting, validation). */
 dra_err api_patch_apply(dra_arena *a, const api_openapi_type *type,
                         const dra_doc *live, const dra_doc *applied,
                         const api_apply_opts *opts, dra_doc **out,
                         dra_kstatus *st, dra_diag *causes);
+
+/* managedFields for a write that is not an apply (create, update, the
+ * other patch types), as kube-apiserver's field manager keeps them: the
+ * fields |new_obj| adds or changes against |old| (NULL on create) go to
+ * |opts->manager|'s Update entry (with opts->api_version and opts->now)
+ * and leave every other entry; fields the object no longer has leave
+ * all entries. *out is a copy of |new_obj| with the updated
+ * metadata.managedFields. DRA_EINVAL for a NULL or non-object |new_obj| or
+ * no manager; DRA_ENOMEM. */
+dra_err api_patch_managed_update(dra_arena *a, const api_openapi_type *type,
+                                 const dra_doc *old, const dra_doc *new_obj,
+                                 const api_apply_opts *opts, dra_doc **out);
 
 /* Deep copy of |doc| into |a| (NULL on ENOMEM or for a NULL |doc|). */
 dra_doc *api_patch_copy(dra_arena *a, const dra_doc *doc);
