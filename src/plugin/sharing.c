@@ -22,10 +22,13 @@
 
 #define TOOL_TIMEOUT_MS 30000
 
-/* LD_PRELOAD=<nvml>[:old] plus the rest of this process's environment,
- * and |extra| entries, in |a|. */
+/* The environment a driver tool runs with, in |a|: this process's,
+ * plus |extra| entries, plus for nvidia-smi LD_PRELOAD=<nvml>[:old] (as
+ * NVIDIA's plugin runs it) and for the MPS control daemon the driver
+ * root's library directory on LD_LIBRARY_PATH (NVIDIA's daemon runs
+ * chrooted into the driver root instead). */
 static const char **tool_env(dra_plugin *p, dra_arena *a, const char *const *extra,
-                             size_t n_extra)
+                             size_t n_extra, int preload)
 {
     extern char **environ;
     size_t n = 0;
@@ -35,13 +38,24 @@ static const char **tool_env(dra_plugin *p, dra_arena *a, const char *const *ext
     if (!env)
         return NULL;
     size_t k = 0;
-    const char *old = getenv("LD_PRELOAD");
-    env[k++] = old && *old ? dra_arena_sprintf(a, "LD_PRELOAD=%s:%s", p->inv->nvml_path, old)
-                           : dra_arena_sprintf(a, "LD_PRELOAD=%s", p->inv->nvml_path);
+    const char *var = preload ? "LD_PRELOAD" : "LD_LIBRARY_PATH";
+    const char *old = getenv(var);
+    const char *val = p->inv->nvml_path;
+    char dir[4096];
+    if (!preload) {
+        snprintf(dir, sizeof(dir), "%s", p->inv->nvml_path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        val = dir;
+    }
+    env[k++] = old && *old ? dra_arena_sprintf(a, "%s=%s:%s", var, val, old)
+                           : dra_arena_sprintf(a, "%s=%s", var, val);
     for (size_t i = 0; i < n_extra; i++)
         env[k++] = extra[i];
     for (size_t i = 0; i < n; i++) {
-        if (strncmp(environ[i], "LD_PRELOAD=", 11) == 0)
+        size_t vl = strlen(var);
+        if (strncmp(environ[i], var, vl) == 0 && environ[i][vl] == '=')
             continue;
         int dup = 0;
         for (size_t j = 0; j < n_extra; j++) {
@@ -68,11 +82,12 @@ static dra_err run_tool(dra_plugin *p, const char *const *argv, const char *cons
     dra_buf out;
     dra_buf_init(&out, p->mem);
     int status = -1;
-    const char **env = tool_env(p, &a, extra_env, n_extra);
+    const char *base = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    const char **env = tool_env(p, &a, extra_env, n_extra, strcmp(base, "nvidia-smi") == 0);
     dra_err e = env ? plugin_run(argv, env, input, TOOL_TIMEOUT_MS,
                                  want_output ? &out : NULL, &status)
                     : DRA_ENOMEM;
-    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+    const char *name = base;
     if (e == DRA_OK && status != 0) {
         while (out.len && (out.p[out.len - 1] == '\n' || out.p[out.len - 1] == ' '))
             out.p[--out.len] = '\0';
