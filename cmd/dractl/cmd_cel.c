@@ -14,7 +14,8 @@ static void cel_usage(dractl_ctx *ctx)
             "usage: dractl cel eval EXPR [--device FILE]\n"
             "       dractl cel conformance [-v] [--floor N] FILE...\n"
             "\n"
-            "eval prints the value as a CEL literal, or the error (exit 1).\n"
+            "eval prints the value as a CEL literal, or the error (exit 1), with the\n"
+            "Kubernetes libraries (quantity, semver, lists, regex, url, ip, cidr, ...).\n"
             "FILE is a device as in a ResourceSlice (JSON or YAML) plus its\n"
             "`driver`; with it the expression is a DRA selector over `device`.\n");
 }
@@ -165,6 +166,8 @@ out:
     return rc;
 }
 
+int dractl_cel_compile_k8s(const char *expr, dra_cel_env **envp, dra_cel_program **p, dra_diag *d);
+
 static int eval_plain(dractl_ctx *ctx, const char *expr)
 {
     dra_cel_env *env = NULL;
@@ -176,12 +179,13 @@ static int eval_plain(dractl_ctx *ctx, const char *expr)
     dra_err e;
     dra_diag_init(&d, NULL);
     dra_buf_init(&out, NULL);
-    if (dra_cel_env_new_std(NULL, NULL, &env) || dra_cel_vm_new(NULL, &vm)) {
+    if (dra_cel_vm_new(NULL, &vm)) {
         dractl_errorf(ctx, "out of memory");
         rc = DRACTL_USAGE;
         goto out;
     }
-    if (dra_cel_compile(env, expr, strlen(expr), &p, &d)) {
+    /* With the Kubernetes libraries (cel_k8s.c). */
+    if (dractl_cel_compile_k8s(expr, &env, &p, &d)) {
         print_diag(ctx, &d);
         goto out;
     }

@@ -116,6 +116,10 @@ static int dractl_main(dractl_ctx *ctx, int argc, char **argv)
 int main(int argc, char **argv)
 {
     dractl_ctx ctx = {"dractl", stdout, stderr};
+    const char *base = argc > 0 && argv[0] ? strrchr(argv[0], '/') : NULL;
+    /* Installed as kubectl-dra, kubectl runs it as `kubectl dra ...`. */
+    if (argc > 0 && argv[0] && !strcmp(base ? base + 1 : argv[0], "kubectl-dra"))
+        ctx.progname = "kubectl dra";
     int rc = dractl_main(&ctx, argc, argv);
     if (fflush(stdout) != 0 && rc == DRACTL_OK)
         rc = DRACTL_USAGE;

@@ -487,8 +487,35 @@ static int node_passes(void *ud, const char *node, const dra_alloc_label *l, siz
     return n && node_checks(x, n, &what) == SC_R_OK;
 }
 
-/* The allocator's explanation over the nodes that pass the other filters. */
-static const char *dra_explanation(cyc *x)
+/* One line from the allocator's explanation as data: each claim's
+ * requests and constraints, without the "where" line the FitError
+ * histogram already says. */
+static const char *why_line(dra_arena *ar, const dra_alloc_outcome *o)
+{
+    dra_buf b;
+    const char *r;
+    dra_buf_init(&b, NULL);
+    for (size_t i = 0; i < o->nwhy; i++) {
+        const dra_alloc_why_claim *w = &o->why[i];
+        if (!w->nrequests && !w->nconstraints)
+            continue;
+        dra_buf_printf(&b, "%sclaim %s:", b.len ? "; " : "", w->name ? w->name : "?");
+        for (size_t j = 0; j < w->nrequests; j++)
+            dra_buf_printf(&b, "%s request %s: %s", j ? ";" : "", w->requests[j].request,
+                           w->requests[j].text);
+        for (size_t j = 0; j < w->nconstraints; j++)
+            dra_buf_printf(&b, "%s %s", w->nrequests || j ? ";" : "", w->constraints[j]);
+    }
+    if (o->why_together)
+        dra_buf_printf(&b, "%s%s", b.len ? "; " : "", o->why_together);
+    r = b.len ? dra_arena_strdup(ar, b.p) : NULL;
+    dra_buf_fini(&b);
+    return r;
+}
+
+/* The allocator's explanation over the nodes that pass the other
+ * filters: the full text, and *line the part for the message. */
+static const char *dra_explanation(cyc *x, const char **line)
 {
     const dra_alloc_claim *all[DRA_ALLOC_MAX_RESULTS + 2], *em = NULL;
     dra_claim_spec *spec;
@@ -497,6 +524,7 @@ static const char *dra_explanation(cyc *x)
     dra_diag d;
     size_t na = 0;
     dra_err err;
+    *line = NULL;
     for (size_t i = 0; i < x->cy->nmodels && na < DRA_ALLOC_MAX_RESULTS; i++)
         all[na++] = x->cy->models[i];
     dra_arena_reset(&x->scratch);
@@ -507,10 +535,14 @@ static const char *dra_explanation(cyc *x)
     dra_alloc_outcome_init(&o, x->c->mem);
     dra_diag_init(&d, x->c->mem);
     err = dra_allocator_schedule_where(x->c->inv.a, all, na, node_passes, x, &o, &d);
-    if (err == DRA_EUNSAT && o.explanation)
+    if (err == DRA_EUNSAT && o.explanation) {
         r = dra_arena_strdup(&x->cy->ar, o.explanation);
-    else if (err != DRA_OK && dra_diag_first(&d))
-        r = dra_arena_strdup(&x->cy->ar, dra_diag_first(&d));
+        *line = why_line(&x->cy->ar, &o);
+    } else if (err != DRA_OK && dra_diag_first(&d)) {
+        r = *line = dra_arena_strdup(&x->cy->ar, dra_diag_first(&d));
+    }
+    if (!*line)
+        *line = r;
     dra_diag_fini(&d);
     dra_alloc_outcome_fini(&o);
     return r;
@@ -544,10 +576,10 @@ static dra_err unschedulable(cyc *x)
         err = sched_hist_add(&h, b.p ? b.p : "");
     }
     if (err == DRA_OK) {
-        const char *expl = dra ? dra_explanation(x) : NULL;
+        const char *line = NULL, *expl = dra ? dra_explanation(x, &line) : NULL;
         x->cy->rc = SC_RC_UNSCHED;
         x->cy->explanation = expl;
-        x->cy->message = sched_fit_message(&x->cy->ar, c->nnodes, NULL, &h, expl);
+        x->cy->message = sched_fit_message(&x->cy->ar, c->nnodes, NULL, &h, line);
         if (!x->cy->message)
             err = DRA_ENOMEM;
     }

@@ -315,9 +315,8 @@ static dra_err explain_pending(dra_sched_sim *s, sc_claim *cl, dra_arena *a, dra
         const char *expl = o.explanation ? o.explanation : dra_diag_first(&d);
         out->explanation = expl ? dra_arena_strdup(a, expl) : NULL;
         out->message = dra_arena_sprintf(a, "claim %s is pending and cannot be allocated on any "
-                                         "node (%zu nodes)%s%s", cl->key, s->core.nnodes,
-                                         out->explanation ? ": " : "",
-                                         out->explanation ? sched_shorten(a, out->explanation, 900) : "");
+                                         "node (%zu node%s)", cl->key, s->core.nnodes,
+                                         s->core.nnodes == 1 ? "" : "s");
     }
     dra_alloc_outcome_fini(&o);
     err = err == DRA_ENOMEM ? err : DRA_OK;
