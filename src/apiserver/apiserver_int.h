@@ -108,6 +108,12 @@ DRA_HIDDEN dra_err api_bad_request(api_req *r, const char *fmt, ...)
  * and details.causes. */
 DRA_HIDDEN dra_err api_invalid(api_req *r, const api_resource *res,
                                const char *name, const dra_diag *d);
+/* A failure with |message| and details.causes from |causes| (path =
+ * field, msg = message), each with reason |cause_reason|. */
+DRA_HIDDEN dra_err api_fail_causes(api_req *r, int code, const char *reason,
+                                   const api_resource *res, const char *name,
+                                   const char *message, const char *cause_reason,
+                                   const dra_diag *causes);
 /* The answer for a store error (500/503/404/409...). */
 DRA_HIDDEN dra_err api_store_fail(api_req *r, const api_resource *res,
                                   const char *name, dra_err e,
@@ -230,9 +236,24 @@ DRA_HIDDEN dra_err api_patch(api_req *r);
 DRA_HIDDEN dra_err api_delete(api_req *r);
 DRA_HIDDEN dra_err api_delete_collection(api_req *r);
 
-/* Writes the object back to a client in the requested version and form
- * (plain object, or a Table when asked for). |json| is the stored text. */
+/* ---- output (output.c over table.h) -------------------------------------------- */
+
+struct api_table_opts;
+/* Writes the object back to a client in the requested form: as stored,
+ * or (Accept asks for it, code 200) as a one-row Table. */
 DRA_HIDDEN dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o);
+/* The Table of |n| stored objects for a list answer. */
+DRA_HIDDEN dra_err api_reply_table_list(api_req *r,
+                                        const dra_store_obj *const *objs,
+                                        size_t n, uint64_t rv, const char *cont);
+/* Table options from the request (includeObject) and the clock. On a
+ * bad includeObject answers 400 and returns DRA_EINVAL. */
+DRA_HIDDEN dra_err api_table_opts_init(api_req *r, struct api_table_opts *o);
+/* One watch event's object as a one-row Table (with the column
+ * definitions when |headers|), appended to |out|. */
+DRA_HIDDEN dra_err api_table_event(dra_arena *a, const api_resource *res,
+                                   const struct api_table_opts *base, int headers,
+                                   const dra_store_obj *o, dra_buf *out);
 
 /* Deletes (|ns|, |name|) of storage row |res| the way DELETE does with
  * |policy| ("Background", "Foreground", "Orphan" or NULL), for the

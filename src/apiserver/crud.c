@@ -10,18 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "apiserver_int.h"
+#include "openapi.h"
+#include "patch.h"
 #include "selector.h"
 
 #define RETRIES 16
 
 /* ---- answers with objects ----------------------------------------------------- */
-
-dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
-{
-    return api_reply(r, code, o->json, o->len);
-}
 
 /* A parsed copy of a stored object in r->a. */
 static dra_err parse_stored(api_req *r, const dra_store_obj *o, dra_doc **out)
@@ -241,8 +239,9 @@ dra_err api_list(api_req *r)
     api_filter f;
     dra_store_page pg;
     const char *ans = NULL, *aname = NULL, *lim = api_q(r, "limit");
-    const char *cont = api_q(r, "continue");
-    size_t limit = 0, taken = 0, last = 0, i;
+    const char *cont = api_q(r, "continue"), *tok = NULL;
+    size_t limit = 0, taken = 0, last = 0, remaining = 0, i;
+    const dra_store_obj **sel;
     dra_arena scratch;
     dra_buf *b = &r->out->body;
     dra_err e;
@@ -257,40 +256,42 @@ dra_err api_list(api_req *r)
     if ((e = dra_store_list(r->srv->store, r->skey, r->all_ns ? NULL : r->ns, ans,
                             aname, 0, &pg, NULL)))
         return e;
+    sel = dra_arena_array(&r->a, pg.n ? pg.n : 1, sizeof *sel);
+    if (!sel) {
+        dra_store_page_fini(&pg);
+        return DRA_ENOMEM;
+    }
     dra_arena_init(&scratch, r->srv->mem);
-    r->out->code = 200;
-    snprintf(r->out->content_type, sizeof r->out->content_type, "application/json");
-    dra_buf_reset(b);
-    /* The head is written once the continue token is known: build the
-     * items first into a second buffer. */
-    dra_buf items;
-    dra_buf_init(&items, r->srv->mem);
     for (i = 0; i < pg.n; i++) {
         if (!api_filter_obj(r->res, &f, pg.items[i].obj, &scratch))
             continue;
         if (limit && taken == limit)
             break;
-        if (taken++)
-            dra_buf_putc(&items, ',');
-        dra_buf_append(&items, pg.items[i].obj->json, pg.items[i].obj->len);
+        sel[taken++] = pg.items[i].obj;
         last = i;
     }
-    {
-        size_t remaining = 0;
-        const char *tok = NULL;
-        if (i < pg.n) {
-            for (size_t j = i; j < pg.n; j++)
-                remaining += (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
-            if (remaining)
-                tok = continue_token(r, pg.rv, pg.items[last].ns, pg.items[last].name);
-        }
-        e = list_head(r, b, pg.rv, tok, remaining);
-    }
-    dra_buf_append(b, items.p ? items.p : "", items.len);
-    dra_buf_puts(b, "]}");
-    if (items.oom || b->oom)
+    for (size_t j = i; j < pg.n; j++)
+        remaining += (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
+    if (remaining && !(tok = continue_token(r, pg.rv, pg.items[last].ns,
+                                            pg.items[last].name)))
         e = DRA_ENOMEM;
-    dra_buf_fini(&items);
+    if (!e && r->table) {
+        e = api_reply_table_list(r, sel, taken, pg.rv, tok);
+    } else if (!e) {
+        r->out->code = 200;
+        snprintf(r->out->content_type, sizeof r->out->content_type,
+                 "application/json");
+        dra_buf_reset(b);
+        e = list_head(r, b, pg.rv, tok, remaining);
+        for (size_t k = 0; k < taken && !e; k++) {
+            if (k)
+                dra_buf_putc(b, ',');
+            dra_buf_append(b, sel[k]->json, sel[k]->len);
+        }
+        dra_buf_puts(b, "]}");
+        if (b->oom)
+            e = DRA_ENOMEM;
+    }
     dra_arena_fini(&scratch);
     dra_store_page_fini(&pg);
     return e;
@@ -342,14 +343,13 @@ static dra_err create_exists(api_req *r, const char *name)
     return api_already_exists(r, r->sres, name);
 }
 
-dra_err api_create(api_req *r)
+/* Creates |body| (a decoded object document, left unchanged). */
+static dra_err create_doc(api_req *r, const dra_doc *body)
 {
-    dra_doc *body, *obj, *out;
+    dra_doc *obj, *out;
     dra_store_obj *stored;
     char msg[192];
     dra_err e;
-    if ((e = api_body(r, &body)))
-        return e == DRA_EPARSE ? DRA_OK : e;
     for (int attempt = 0;; attempt++) {
         const char *name, *gen;
         if (!(obj = api_doc_clone(&r->a, body)))
@@ -373,9 +373,18 @@ dra_err api_create(api_req *r)
             return api_store_fail(r, r->sres, name, e, msg);
         break;
     }
-    e = api_reply_obj(r, 201, stored);
+    e = api_reply(r, 201, stored->json, stored->len);
     dra_store_obj_unref(stored);
     return e;
+}
+
+dra_err api_create(api_req *r)
+{
+    dra_doc *body;
+    dra_err e;
+    if ((e = api_body(r, &body)))
+        return e == DRA_EPARSE ? DRA_OK : e;
+    return create_doc(r, body);
 }
 
 /* ---- update -------------------------------------------------------------------------- */
@@ -401,9 +410,14 @@ static int deletion_done(const api_resource *res, const dra_doc *obj)
     return !sf || sf->kind != DRA_DOC_LIST || !sf->u.list.n;
 }
 
+/* How an update builds the new object from the stored one: a PUT copies
+ * its body, a PATCH applies its patch. *want is the resourceVersion the
+ * client made a precondition (NULL: none). NULL with *e set on failure
+ * (DRA_EINVALID: the answer is already in the response). */
 typedef struct upd {
     api_mode mode;
-    dra_doc *(*make)(api_req *r, const dra_doc *old, void *ud, dra_err *e);
+    dra_doc *(*make)(api_req *r, const dra_doc *old, void *ud, const char **want,
+                     dra_err *e);
     void *ud;
 } upd;
 
@@ -427,9 +441,9 @@ static dra_err update_loop(api_req *r, const upd *u)
         dra_store_obj_unref(cur);
         if (e)
             return e == DRA_ENOMEM ? e : DRA_OK;
-        if (!(obj = u->make(r, old, u->ud, &e)))
+        want = NULL;
+        if (!(obj = u->make(r, old, u->ud, &want, &e)))
             return e == DRA_EINVALID ? DRA_OK : e;
-        want = api_meta_str(obj, "resourceVersion");
         if (want && *want) {
             wrv = parse_rv(want, &ok);
             if (!ok || wrv != crv)
@@ -458,11 +472,13 @@ static dra_err update_loop(api_req *r, const upd *u)
     }
 }
 
-static dra_doc *put_make(api_req *r, const dra_doc *old, void *ud, dra_err *e)
+static dra_doc *put_make(api_req *r, const dra_doc *old, void *ud,
+                         const char **want, dra_err *e)
 {
     dra_doc *c = api_doc_clone(&r->a, ud);
     (void)old;
     *e = c ? DRA_OK : DRA_ENOMEM;
+    *want = api_meta_str(c, "resourceVersion");
     return c;
 }
 
@@ -493,13 +509,182 @@ dra_err api_update(api_req *r)
 
 /* ---- patch ------------------------------------------------------------------------------ */
 
+typedef struct pctx {
+    dra_patch_type type;
+    dra_doc *patch;
+    const api_openapi_type *ty;
+    api_apply_opts ao;
+} pctx;
+
+/* The patch type of a Content-Type, or -1. */
+static int patch_type(const char *ct)
+{
+    static const struct {
+        const char *mt;
+        dra_patch_type t;
+    } types[] = {
+        {"application/merge-patch+json", DRA_PATCH_MERGE},
+        {"application/strategic-merge-patch+json", DRA_PATCH_STRATEGIC},
+        {"application/json-patch+json", DRA_PATCH_JSON},
+        {"application/apply-patch+yaml", DRA_PATCH_APPLY},
+    };
+    size_t n;
+    if (!ct)
+        return -1;
+    while (*ct == ' ')
+        ct++;
+    n = strcspn(ct, "; ");
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strlen(types[i].mt) == n && !strncasecmp(ct, types[i].mt, n))
+            return (int)types[i].t;
+    return -1;
+}
+
+static dra_err patch_failed(api_req *r, dra_err e, const dra_kstatus *st,
+                            const dra_diag *causes)
+{
+    const char *reason = st->reason[0] ? st->reason : "InternalError";
+    int code = st->code ? st->code : 500;
+    if (e == DRA_ENOMEM)
+        return e;
+    if (causes && causes->n)
+        return api_fail_causes(r, code, reason, r->sres, r->name, st->message,
+                               "FieldManagerConflict", causes);
+    return api_fail(r, code, reason, NULL, NULL, "%s", st->message);
+}
+
+static const char *json_patch_rv(const dra_doc *ops, const dra_doc *patched)
+{
+    for (size_t i = 0; ops->kind == DRA_DOC_LIST && i < ops->u.list.n; i++) {
+        const char *path = api_doc_str(ops->u.list.items[i], "path");
+        if (path && !strcmp(path, "/metadata/resourceVersion"))
+            return api_meta_str(patched, "resourceVersion");
+    }
+    return NULL;
+}
+
+static dra_doc *patch_make(api_req *r, const dra_doc *old, void *ud,
+                           const char **want, dra_err *e)
+{
+    pctx *p = ud;
+    dra_doc *out = NULL;
+    dra_kstatus st;
+    dra_diag causes;
+    memset(&st, 0, sizeof st);
+    dra_diag_init(&causes, r->srv->mem);
+    switch (p->type) {
+    case DRA_PATCH_MERGE:
+        *e = api_patch_merge(&r->a, old, p->patch, &out, &st);
+        *want = api_meta_str(p->patch, "resourceVersion");
+        break;
+    case DRA_PATCH_STRATEGIC:
+        *e = api_patch_strategic(&r->a, p->ty, old, p->patch, &out, &st);
+        *want = api_meta_str(p->patch, "resourceVersion");
+        break;
+    case DRA_PATCH_JSON:
+        *e = api_patch_json(&r->a, old, p->patch, &out, &st, NULL);
+        if (!*e)
+            *want = json_patch_rv(p->patch, out);
+        break;
+    default:
+        *e = api_patch_apply(&r->a, p->ty, old, p->patch, &p->ao, &out, &st, &causes);
+        *want = api_meta_str(p->patch, "resourceVersion");
+        break;
+    }
+    if (*e) {
+        dra_err f = patch_failed(r, *e, &st, &causes);
+        *e = f ? f : DRA_EINVALID;
+        out = NULL;
+    }
+    dra_diag_fini(&causes);
+    return out;
+}
+
+/* Server-side apply of an object that does not exist: it is created. */
+static dra_err apply_create(api_req *r, pctx *p)
+{
+    dra_doc *out = NULL;
+    dra_kstatus st;
+    dra_diag causes;
+    dra_err e;
+    memset(&st, 0, sizeof st);
+    dra_diag_init(&causes, r->srv->mem);
+    e = api_patch_apply(&r->a, p->ty, NULL, p->patch, &p->ao, &out, &st, &causes);
+    if (e) {
+        e = patch_failed(r, e, &st, &causes);
+        dra_diag_fini(&causes);
+        return e;
+    }
+    dra_diag_fini(&causes);
+    if (!api_meta_str(out, "name")) {
+        dra_doc *m = api_doc_map(&r->a, out, "metadata");
+        if (!m || api_doc_set_str(&r->a, m, "name", r->name))
+            return DRA_ENOMEM;
+    }
+    return create_doc(r, out);
+}
+
 dra_err api_patch(api_req *r)
 {
-    /* The patch engines (merge, strategic, JSON patch, apply) are helper
-     * apilib's src/apiserver/patch.c; until it is there, patch answers
-     * that it is not implemented. */
-    return api_fail(r, 501, "NotImplemented", NULL, NULL,
-                    "patch is not implemented by this server yet");
+    pctx p;
+    upd u;
+    dra_diag d;
+    int t = patch_type(r->in->content_type);
+    char now[32];
+    dra_err e;
+    if (t < 0)
+        return api_fail(r, 415, "UnsupportedMediaType", NULL, NULL,
+                        "the body of the request was in an unknown format - "
+                        "accepted media types include: application/json-patch+json, "
+                        "application/merge-patch+json, application/apply-patch+yaml, "
+                        "application/strategic-merge-patch+json");
+    memset(&p, 0, sizeof p);
+    p.type = (dra_patch_type)t;
+    if (!r->in->body || !r->in->body_len)
+        return api_bad_request(r, "the request body is empty");
+    dra_diag_init(&d, r->srv->mem);
+    d.max = 1;
+    if (p.type == DRA_PATCH_APPLY) {
+        dra_doc **docs = NULL;
+        size_t n = 0;
+        e = dra_doc_parse_yaml(&r->a, r->in->body, r->in->body_len, &docs, &n, &d);
+        if (!e && n == 1)
+            p.patch = docs[0];
+        else if (!e)
+            e = DRA_EPARSE;
+    } else {
+        e = dra_doc_parse_json(&r->a, r->in->body, r->in->body_len, &p.patch, &d);
+    }
+    if (e) {
+        const char *m = dra_diag_first(&d);
+        if (e != DRA_ENOMEM)
+            e = api_bad_request(r, "error decoding patch: %s",
+                                m ? m : "the patch must be one document");
+        dra_diag_fini(&d);
+        return e;
+    }
+    dra_diag_fini(&d);
+    p.ty = api_openapi_kind_type(r->res->group, r->res->version, r->res->kind);
+    if (p.type == DRA_PATCH_APPLY) {
+        p.ao.manager = api_q(r, "fieldManager");
+        p.ao.force = api_q_bool(r, "force", 0);
+        p.ao.api_version = api_group_version(&r->a, r->res);
+        api_now(now, sizeof now);
+        p.ao.now = now;
+        if (!p.ao.manager || !*p.ao.manager)
+            return api_bad_request(r, "PATCH %s: fieldManager is required for "
+                                      "apply requests", r->in->path);
+        if (!r->sub) {
+            dra_store_obj *cur;
+            if (dra_store_get(r->srv->store, r->skey, r->ns, r->name, &cur))
+                return apply_create(r, &p);
+            dra_store_obj_unref(cur);
+        }
+    }
+    u.mode = r->sub ? API_UPDATE_STATUS : API_UPDATE;
+    u.make = patch_make;
+    u.ud = &p;
+    return update_loop(r, &u);
 }
 
 /* ---- delete -------------------------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 
 #include "apiserver_int.h"
 #include "discovery.h"
+#include "openapi.h"
 
 /* ---- query ---------------------------------------------------------------------- */
 
@@ -181,14 +182,42 @@ static dra_err version(api_req *r)
 
 static dra_err openapi(api_req *r, char **seg, size_t n)
 {
+    dra_buf b;
+    char hash[40];
+    dra_err e;
     if (n == 2 && !strcmp(seg[1], "v2")) {
         /* Zero bytes is an empty protobuf OpenAPI v2 document: every
-         * kubectl accepts it and validates nothing client-side. */
-        return reply_buf(r, 200,
-                         "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
-                         NULL);
+         * kubectl accepts it and then validates nothing client-side. */
+        return reply_buf(r, 200, api_openapi_v2_content_type(), NULL);
     }
-    return not_served(r);
+    if (n < 2 || strcmp(seg[1], "v3"))
+        return not_served(r);
+    dra_buf_init(&b, r->srv->mem);
+    if (n == 2) {
+        e = api_openapi_v3_index(&b);
+    } else {
+        /* /openapi/v3/api/v1 or /openapi/v3/apis/<group>/<version>. */
+        dra_buf gv;
+        dra_buf_init(&gv, r->srv->mem);
+        for (size_t i = 2; i < n; i++)
+            dra_buf_printf(&gv, "%s%s", i > 2 ? "/" : "", seg[i]);
+        e = gv.oom ? DRA_ENOMEM : api_openapi_v3_doc(gv.p, &b, hash);
+        dra_buf_fini(&gv);
+        if (!e) {
+            const char *want = api_q(r, "hash");
+            /* A request naming the current hash may be cached for good;
+             * kubectl then stops fetching the document. */
+            snprintf(r->out->cache_control, sizeof r->out->cache_control, "%s",
+                     want && !strcmp(want, hash) ? "public, immutable"
+                                                 : "no-cache, private");
+        }
+    }
+    if (e == DRA_ENOTFOUND || e == DRA_EINVAL)
+        e = not_served(r);
+    else if (!e)
+        e = reply_buf(r, 200, "application/json", &b);
+    dra_buf_fini(&b);
+    return e;
 }
 
 static dra_err non_resource(api_req *r, char **seg, size_t n, int *done)
@@ -331,6 +360,11 @@ static dra_err dispatch(api_req *r)
                         "application/json, application/yaml");
     if (write_opts(r))
         return DRA_OK;
+    if (!r->res->preferred)
+        return api_fail(r, 501, "NotImplemented", NULL, NULL,
+                        "%s/%s is listed but not served yet: version conversion "
+                        "is not built; use %s/v1",
+                        r->res->group, r->res->version, r->res->group);
     if (r->sub)
         return dispatch_sub(r, m);
     if (r->watch && !(get && !r->name))
@@ -393,10 +427,10 @@ dra_err dra_apiserver_handle(dra_apiserver *srv, const dra_apiserver_req *req,
     r.srv = srv;
     r.in = req;
     r.out = resp;
+    resp->cache_control[0] = '\0';
     dra_arena_init(&r.a, srv->mem);
     resp->code = 500;
     resp->warning[0] = '\0';
-    resp->cache_control[0] = '\0';
     if (req->body_len > srv->opts.max_body) {
         e = api_fail(&r, 413, "RequestEntityTooLarge", NULL, NULL,
                      "Request entity too large: limit is %zu",

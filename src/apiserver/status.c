@@ -217,6 +217,31 @@ oom:
     return DRA_ENOMEM;
 }
 
+dra_err api_fail_causes(api_req *r, int code, const char *reason,
+                        const api_resource *res, const char *name,
+                        const char *message, const char *cause_reason,
+                        const dra_diag *causes)
+{
+    dra_doc *s = status_doc(&r->a, "Failure"), *det, *list;
+    if (!s || set(&r->a, s, "message", message) || set(&r->a, s, "reason", reason) ||
+        !(det = dra_doc_new_map(&r->a, 4)) || !(list = dra_doc_new_list(&r->a, 2)) ||
+        set(&r->a, det, "name", name) || (res && set(&r->a, det, "group", res->group)) ||
+        (res && set(&r->a, det, "kind", res->resource)))
+        return DRA_ENOMEM;
+    for (size_t i = 0; causes && i < causes->n; i++) {
+        dra_doc *c = dra_doc_new_map(&r->a, 3);
+        if (!c || set(&r->a, c, "reason", cause_reason) ||
+            set(&r->a, c, "message", causes->v[i].msg) ||
+            set(&r->a, c, "field", causes->v[i].path ? causes->v[i].path : "") ||
+            dra_doc_list_push(&r->a, list, c))
+            return DRA_ENOMEM;
+    }
+    if ((causes && causes->n && dra_doc_map_set(&r->a, det, "causes", list)) ||
+        dra_doc_map_set(&r->a, s, "details", det))
+        return DRA_ENOMEM;
+    return reply_status(r, code, s);
+}
+
 dra_err api_store_fail(api_req *r, const api_resource *res, const char *name,
                        dra_err e, const char *msg)
 {

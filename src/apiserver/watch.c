@@ -15,6 +15,7 @@
 
 #include "apiserver_int.h"
 #include "selector.h"
+#include "table.h"
 
 #define EVENTS_PER_READ 128
 #define BOOKMARK_MS 60000
@@ -34,6 +35,8 @@ struct api_stream {
     api_filter f;
     dra_arena scratch;
     int bookmarks;
+    int table, headers_sent; /* events as one-row Tables */
+    api_table_opts topts;
     int end_bookmark; /* sendInitialEvents: mark the end of the initial list */
     int64_t deadline_ms, next_bookmark_ms;
 
@@ -69,10 +72,20 @@ static void on_store(void *ud)
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-static void put_event(dra_buf *out, const char *type, const char *json, size_t len)
+static void put_event(api_stream *s, dra_buf *out, const char *type,
+                      const dra_store_obj *o)
 {
     dra_buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
-    dra_buf_append(out, json, len);
+    if (!s->table) {
+        dra_buf_append(out, o->json, o->len);
+    } else {
+        /* kube-apiserver sends the column definitions with the first
+         * event only. */
+        if (api_table_event(&s->scratch, s->res, &s->topts, !s->headers_sent, o, out))
+            out->oom = 1;
+        s->headers_sent = 1;
+        dra_arena_reset(&s->scratch);
+    }
     dra_buf_puts(out, "}\n");
 }
 
@@ -113,7 +126,7 @@ static void read_initial(api_stream *s, dra_buf *out)
         const dra_store_obj *o = s->initial.items[s->pos++].obj;
         if (!pass(s, o))
             continue;
-        put_event(out, "ADDED", o->json, o->len);
+        put_event(s, out, "ADDED", o);
         sent++;
     }
     if (s->pos < s->initial.n)
@@ -130,22 +143,22 @@ static void emit(api_stream *s, dra_buf *out, const dra_store_event *ev)
     int now, before;
     if (ev->type == DRA_STORE_DELETED) {
         if (pass(s, ev->obj))
-            put_event(out, "DELETED", ev->obj->json, ev->obj->len);
+            put_event(s, out, "DELETED", ev->obj);
         return;
     }
     now = pass(s, ev->obj);
     if (ev->type == DRA_STORE_ADDED) {
         if (now)
-            put_event(out, "ADDED", ev->obj->json, ev->obj->len);
+            put_event(s, out, "ADDED", ev->obj);
         return;
     }
     before = ev->prev && s->f.active ? pass(s, ev->prev) : now;
     if (now && before)
-        put_event(out, "MODIFIED", ev->obj->json, ev->obj->len);
+        put_event(s, out, "MODIFIED", ev->obj);
     else if (now)
-        put_event(out, "ADDED", ev->obj->json, ev->obj->len);
+        put_event(s, out, "ADDED", ev->obj);
     else if (before)
-        put_event(out, "DELETED", ev->obj->json, ev->obj->len);
+        put_event(s, out, "DELETED", ev->obj);
 }
 
 static void read_changes(api_stream *s, dra_buf *out)
@@ -326,6 +339,11 @@ dra_err api_watch(api_req *r)
                                   "unless allowWatchBookmarks=true");
     if ((e = stream_new(r, &s)))
         return e;
+    if (r->table && (e = api_table_opts_init(r, &s->topts))) {
+        stream_free(s);
+        return e == DRA_EINVAL ? DRA_OK : e;
+    }
+    s->table = r->table;
     if ((e = stream_filters(r, s))) {
         /* A bad selector: the 400 answer is already in the response. */
         stream_free(s);

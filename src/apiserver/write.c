@@ -307,7 +307,6 @@ static dra_err meta_create(api_req *r, const kind_rules *k, dra_doc *meta)
     api_doc_del(meta, "selfLink");
     api_doc_del(meta, "deletionTimestamp");
     api_doc_del(meta, "deletionGracePeriodSeconds");
-    api_doc_del(meta, "managedFields");
     if ((e = api_doc_set_str(&r->a, meta, "uid", uid)) ||
         (e = api_doc_set_str(&r->a, meta, "creationTimestamp", now)))
         return e;
@@ -324,8 +323,7 @@ static dra_err meta_update(api_req *r, dra_doc *meta, const dra_doc *old)
     const char *uid = api_doc_str(meta, "uid"), *ouid = api_doc_str(om, "uid");
     static const char *const kept[] = {"uid", "creationTimestamp", "generation",
                                        "deletionTimestamp",
-                                       "deletionGracePeriodSeconds", "selfLink",
-                                       "managedFields"};
+                                       "deletionGracePeriodSeconds", "selfLink"};
     dra_err e;
     if (uid && *uid && ouid && strcmp(uid, ouid)) {
         char why[200];
@@ -338,6 +336,10 @@ static dra_err meta_update(api_req *r, dra_doc *meta, const dra_doc *old)
     for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
         if ((e = copy_member(&r->a, meta, om, kept[i])))
             return e;
+    /* managedFields left out of an update keep their stored value; an
+     * empty list clears them, as the field manager does. */
+    if (!api_doc_at(meta, "managedFields"))
+        return copy_member(&r->a, meta, om, "managedFields");
     return DRA_OK;
 }
 

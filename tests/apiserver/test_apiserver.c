@@ -845,6 +845,170 @@ static void test_store_full(void **state)
     fx_close(&f);
 }
 
+
+static void test_patch(void **state)
+{
+    fx f;
+    char rv[32];
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", CLAIMS, CLAIM("c1", ",\"labels\":{\"a\":\"1\"}"));
+    FX_ASSERT_CODE(&f, 201);
+    snprintf(rv, sizeof rv, "%s", fx_str(&f, "metadata.resourceVersion"));
+    /* Merge patch: null deletes, members merge. */
+    {
+        static const char mp[] = "{\"metadata\":{\"labels\":{\"a\":null,\"b\":\"2\"}}}";
+        fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/merge-patch+json", NULL, mp,
+                  sizeof mp - 1);
+    }
+    FX_ASSERT_CODE(&f, 200);
+    assert_null(fx_str(&f, "metadata.labels.a"));
+    assert_string_equal(fx_str(&f, "metadata.labels.b"), "2");
+    /* A resourceVersion in the patch is a precondition. */
+    {
+        char body[128];
+        int n = snprintf(body, sizeof body,
+                         "{\"metadata\":{\"resourceVersion\":\"%s\",\"labels\":{\"c\":\"3\"}}}", rv);
+        fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/merge-patch+json", NULL, body,
+                  (size_t)n);
+        FX_ASSERT_CODE(&f, 409);
+    }
+    /* JSON patch. */
+    {
+        static const char jp[] = "[{\"op\":\"add\",\"path\":\"/metadata/labels/d\",\"value\":\"4\"}]";
+        static const char bad[] = "[{\"op\":\"replace\",\"path\":\"/spec/nothing/here\",\"value\":1}]";
+        fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/json-patch+json", NULL, jp,
+                  sizeof jp - 1);
+        FX_ASSERT_CODE(&f, 200);
+        assert_string_equal(fx_str(&f, "metadata.labels.d"), "4");
+        fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/json-patch+json", NULL, bad,
+                  sizeof bad - 1);
+        FX_ASSERT_CODE(&f, 422);
+    }
+    /* Patching the spec of a claim is still an update: immutable. */
+    {
+        static const char sp[] = "{\"spec\":{\"devices\":{\"requests\":[{\"name\":\"x\",\"exactly\":{\"deviceClassName\":\"y\"}}]}}}";
+        fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/merge-patch+json", NULL, sp,
+                  sizeof sp - 1);
+        FX_ASSERT_CODE(&f, 422);
+    }
+    fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/xml", NULL, "<x/>", 4);
+    FX_ASSERT_CODE(&f, 415);
+    fx_req_ct(&f, "PATCH", CLAIMS "/none", "application/merge-patch+json", NULL, "{}", 2);
+    FX_ASSERT_CODE(&f, 404);
+    fx_req_ct(&f, "PATCH", CLAIMS "/c1", "application/merge-patch+json", NULL, "{\"a\":", 5);
+    FX_ASSERT_CODE(&f, 400);
+    fx_close(&f);
+}
+
+/* Strategic merge patch merges pod containers by name, as kubectl apply
+ * needs; a plain merge patch would replace the list. */
+static void test_patch_strategic(void **state)
+{
+    fx f;
+    static const char smp[] =
+        "{\"spec\":{\"$setElementOrder/containers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+        "\"containers\":[{\"name\":\"b\",\"image\":\"new\"}]}}";
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", "/api/v1/namespaces/default/pods",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"},"
+           "\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"ia\"},"
+           "{\"name\":\"b\",\"image\":\"ib\"}]}}");
+    FX_ASSERT_CODE(&f, 201);
+    fx_req_ct(&f, "PATCH", "/api/v1/namespaces/default/pods/p",
+              "application/strategic-merge-patch+json", NULL, smp, sizeof smp - 1);
+    FX_ASSERT_CODE(&f, 200);
+    if (!strstr(f.body, "{\"name\":\"a\",\"image\":\"ia\""))
+        fail_msg("container a lost: %s", f.body);
+    assert_non_null(strstr(f.body, "\"image\":\"new\""));
+    assert_int_equal(fx_int(&f, "metadata.generation"), 2);
+    fx_close(&f);
+}
+
+static void test_patch_apply(void **state)
+{
+    fx f;
+    static const char cfg[] =
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu\n"
+        "  labels:\n    team: a\nspec:\n  selectors:\n  - cel:\n      expression: "
+        "device.driver == 'gpu.nvidia.com'\n";
+    static const char cfg2[] =
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata:\n  name: gpu\n"
+        "  labels:\n    team: b\nspec:\n  selectors:\n  - cel:\n      expression: "
+        "device.driver == 'gpu.nvidia.com'\n";
+    (void)state;
+    fx_open(&f, NULL, 0);
+    /* Server-side apply creates the object when it is absent. */
+    fx_req_ct(&f, "PATCH",
+              "/apis/resource.k8s.io/v1/deviceclasses/gpu?fieldManager=kubectl&force=false",
+              "application/apply-patch+yaml", NULL, cfg, sizeof cfg - 1);
+    FX_ASSERT_CODE(&f, 201);
+    assert_non_null(strstr(f.body, "\"manager\":\"kubectl\""));
+    fx_req_ct(&f, "PATCH",
+              "/apis/resource.k8s.io/v1/deviceclasses/gpu?fieldManager=kubectl",
+              "application/apply-patch+yaml", NULL, cfg2, sizeof cfg2 - 1);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "metadata.labels.team"), "b");
+    fx_req_ct(&f, "PATCH", "/apis/resource.k8s.io/v1/deviceclasses/gpu",
+              "application/apply-patch+yaml", NULL, cfg2, sizeof cfg2 - 1);
+    FX_ASSERT_CODE(&f, 400);
+    fx_close(&f);
+}
+
+#define TABLE_ACCEPT                                                             \
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;"    \
+    "v=v1beta1;g=meta.k8s.io,application/json"
+
+static void test_table(void **state)
+{
+    fx f;
+    const dra_doc *cols, *rows;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", SLICES, SLICE("s1", "n1", ""));
+    fx_req(&f, "POST", SLICES, SLICE("s2", "n2", ""));
+    fx_req_ct(&f, "GET", SLICES "?limit=500", NULL, TABLE_ACCEPT, NULL, 0);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "kind"), "Table");
+    cols = dra_doc_get(f.doc, "columnDefinitions");
+    assert_int_equal(cols->u.list.n, 5);
+    assert_string_equal(dra_doc_get(cols->u.list.items[1], "name")->u.str.s, "Node");
+    assert_string_equal(dra_doc_get(cols->u.list.items[2], "name")->u.str.s, "Driver");
+    rows = dra_doc_get(f.doc, "rows");
+    assert_int_equal(rows->u.list.n, 2);
+    assert_string_equal(fx_str(&f, "metadata.resourceVersion") ? "y" : "n", "y");
+    fx_req_ct(&f, "GET", SLICES "/s1", NULL, TABLE_ACCEPT, NULL, 0);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "kind"), "Table");
+    assert_non_null(strstr(f.body, "PartialObjectMetadata"));
+    fx_req_ct(&f, "GET", SLICES "?includeObject=Object", NULL, TABLE_ACCEPT, NULL, 0);
+    FX_ASSERT_CODE(&f, 200);
+    assert_non_null(strstr(f.body, "\"kind\":\"ResourceSlice\""));
+    fx_req_ct(&f, "GET", SLICES "?includeObject=All", NULL, TABLE_ACCEPT, NULL, 0);
+    FX_ASSERT_CODE(&f, 400);
+    fx_close(&f);
+}
+
+static void test_openapi(void **state)
+{
+    fx f;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "GET", "/openapi/v3", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_non_null(strstr(f.body, "apis/resource.k8s.io/v1"));
+    fx_req(&f, "GET", "/openapi/v3/apis/resource.k8s.io/v1", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_non_null(strstr(f.body, "fieldValidation"));
+    fx_req(&f, "GET", "/openapi/v3/apis/nothing.example.com/v1", NULL);
+    FX_ASSERT_CODE(&f, 404);
+    /* Versions listed for old clients but not converted yet. */
+    fx_req(&f, "GET", "/apis/resource.k8s.io/v1beta1/resourceslices", NULL);
+    assert_true(f.code == 200 || f.code == 501);
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -870,6 +1034,11 @@ int main(void)
         cmocka_unit_test(test_routes),
         cmocka_unit_test(test_dry_run),
         cmocka_unit_test(test_store_full),
+        cmocka_unit_test(test_patch),
+        cmocka_unit_test(test_patch_strategic),
+        cmocka_unit_test(test_patch_apply),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_openapi),
     };
     if (getenv("DRA_TEST_FILTER"))
         cmocka_set_test_filter(getenv("DRA_TEST_FILTER"));

@@ -1,0 +1,103 @@
+/*
+ * output.c: objects on their way back to a client in the form asked for:
+ * as stored (plain JSON), or as a meta.k8s.io/v1 Table built by the
+ * printers of table.h (kubectl get) for single objects, lists and each
+ * watch event.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "apiserver_int.h"
+#include "table.h"
+
+#define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+dra_err api_table_opts_init(api_req *r, api_table_opts *o)
+{
+    dra_kstatus st;
+    memset(o, 0, sizeof *o);
+    o->now_ns = wall_ns();
+    if (api_table_parse_include(api_q(r, "includeObject") ? api_q(r, "includeObject") : "",
+                                &o->include, &st)) {
+        api_bad_request(r, "%s", st.message);
+        return DRA_EINVAL;
+    }
+    return DRA_OK;
+}
+
+static dra_err reply_table(api_req *r, const dra_doc *const *objs, size_t n,
+                           const api_table_opts *o)
+{
+    dra_doc *t;
+    dra_err e = api_table_build(&r->a, r->res, objs, n, o, &t);
+    if (e)
+        return e;
+    e = api_reply_doc(r, 200, t);
+    snprintf(r->out->content_type, sizeof r->out->content_type, TABLE_CT);
+    return e;
+}
+
+dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
+{
+    api_table_opts to;
+    dra_doc *d;
+    dra_err e;
+    if (!r->table || code != 200)
+        return api_reply(r, code, o->json, o->len);
+    if ((e = api_table_opts_init(r, &to)))
+        return e == DRA_EINVAL ? DRA_OK : e;
+    if ((e = api_doc_parse(&r->a, o->json, o->len, &d)))
+        return e == DRA_ENOMEM ? e : api_reply(r, code, o->json, o->len);
+    to.resource_version = api_meta_str(d, "resourceVersion");
+    return reply_table(r, (const dra_doc *const *)&d, 1, &to);
+}
+
+dra_err api_reply_table_list(api_req *r, const dra_store_obj *const *objs,
+                             size_t n, uint64_t rv, const char *cont)
+{
+    api_table_opts to;
+    dra_doc **docs;
+    char rvs[24];
+    dra_err e;
+    size_t k = 0;
+    if ((e = api_table_opts_init(r, &to)))
+        return e == DRA_EINVAL ? DRA_OK : e;
+    docs = dra_arena_array(&r->a, n ? n : 1, sizeof *docs);
+    if (!docs)
+        return DRA_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        if ((e = api_doc_parse(&r->a, objs[i]->json, objs[i]->len, &docs[k])) == DRA_ENOMEM)
+            return e;
+        if (!e)
+            k++;
+    }
+    snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)rv);
+    to.resource_version = rvs;
+    to.continue_ = cont;
+    return reply_table(r, (const dra_doc *const *)docs, k, &to);
+}
+
+dra_err api_table_event(dra_arena *a, const api_resource *res,
+                        const api_table_opts *base, int headers,
+                        const dra_store_obj *o, dra_buf *out)
+{
+    api_table_opts to = *base;
+    dra_doc *d, *t;
+    dra_err e;
+    if ((e = api_doc_parse(a, o->json, o->len, &d)))
+        return e == DRA_ENOMEM ? e : dra_buf_append(out, o->json, o->len);
+    to.now_ns = wall_ns();
+    to.no_headers = !headers;
+    to.resource_version = api_meta_str(d, "resourceVersion");
+    if ((e = api_table_build(a, res, (const dra_doc *const *)&d, 1, &to, &t)))
+        return e;
+    return dra_doc_to_json(t, 0, out);
+}
