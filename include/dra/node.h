@@ -295,6 +295,148 @@ dra_err dra_node_log_read(const char *path, const dra_node_log_opts *opts,
                      int (*write)(void *ud, const char *p, size_t n),
                      void *ud);
 
+/* ==== the node agent ========================================================
+ * One per simulated node, inside drad (or beside any API server: it
+ * only uses the dra_cluster it is given). It
+ *  - registers its Node (create, or take over an existing one):
+ *    capacity and allocatable cpu, memory, pods, ephemeral-storage;
+ *    labels kubernetes.io/hostname, kubernetes.io/os, kubernetes.io/arch
+ *    (plus |labels|); conditions Ready, MemoryPressure, DiskPressure,
+ *    PIDPressure; addresses InternalIP and Hostname; nodeInfo; and
+ *    refreshes the conditions' heartbeat every |heartbeat_s| (Lease
+ *    objects are not used: drad does not serve them);
+ *  - watches |registrar_dir| for plugin registration sockets and
+ *    registers DRA plugins through GetInfo and NotifyRegistrationStatus,
+ *    as the kubelet's plugin watcher does;
+ *  - watches the pods bound to the node (fieldSelector spec.nodeName)
+ *    and for each: prepares its claims (NodePrepareResources to each
+ *    claim's drivers), runs its init containers then its containers
+ *    with the CDI edits of the devices each container names, keeps its
+ *    status as the kubelet does, restarts containers per restartPolicy
+ *    with CrashLoopBackOff, and on deletion stops them (SIGTERM, the
+ *    grace period, SIGKILL), unprepares the claims no other pod on the
+ *    node uses, and deletes the pod;
+ *  - keeps STATE/ (containers/, logs/, pods/, claims.json) so that
+ *    after a restart it finds its running containers again and knows
+ *    which claims it prepared. */
+
+typedef struct dra_node dra_node;
+
+typedef struct dra_node_opts {
+    const char *name;      /* the Node's name (required) */
+    const char *state_dir; /* required; created (0700) when missing */
+    /* The plugin registration directory to watch (the kubelet's
+     * /var/lib/kubelet/plugins_registry); NULL: no plugins. */
+    const char *registrar_dir;
+    /* CDI spec directories, lowest priority first; NULL: /etc/cdi,
+     * /var/run/cdi. */
+    const char *const *cdi_dirs;
+    size_t n_cdi_dirs;
+    /* The node's InternalIP, also every pod's hostIP and podIP (pods
+     * share the host's network); NULL: 127.0.0.1. */
+    const char *internal_ip;
+    /* Capacity as quantities; NULL: the host's CPU count and MemTotal,
+     * "110" pods, the state directory's file system size. */
+    const char *cpu, *memory, *pods, *ephemeral_storage;
+    const char *const *labels; /* extra "key=value" labels */
+    size_t n_labels;
+    int heartbeat_s;            /* 0: 10 */
+    const char *bwrap, *shim;   /* see dra_node_runtime_opts */
+    int64_t backoff_initial_ms; /* CrashLoopBackOff; 0: 10 s */
+    int64_t backoff_max_ms;     /* 0: 300 s */
+    int64_t prepare_timeout_ms; /* per gRPC call; 0: 45 s */
+    const char *kubelet_version; /* nodeInfo.kubeletVersion; NULL: "v1.35.0" */
+} dra_node_opts;
+
+/* Starts the agent: registers the Node, then starts its threads
+ * (heartbeat and plugin watcher, the pod reflector, one worker per pod).
+ * |c| is borrowed and must outlive the agent. DRA_OK; DRA_EINVAL (a
+ * missing option, bwrap or dra-shim missing: |d| says which); DRA_EIO
+ * (the state directory, the Node could not be registered: |d| has the
+ * server's message); DRA_ENOMEM. */
+dra_err dra_node_start(dra_cluster *c, const dra_node_opts *opts,
+                       const dra_mem *mem, dra_node **out, dra_diag *d);
+
+/* Stops the agent's threads and frees it. Containers keep running and
+ * the state stays, as when a kubelet stops: the next dra_node_start
+ * with the same state directory takes over. NULL: no-op. */
+void dra_node_stop(dra_node *n);
+
+/* The node's name. */
+const char *dra_node_name(const dra_node *n);
+
+/* Logs of |container| (NULL: the pod's only container) of the pod with
+ * UID |pod_uid| on this node, as `kubectl logs` prints them; |previous|
+ * for the instance before the current one; with opts->follow the call
+ * returns once the container ends or opts->cancel says so. DRA_OK;
+ * DRA_ENOTFOUND (no such pod on this node: message in |st|);
+ * DRA_EINVAL (no such container, several containers and none named,
+ * no previous instance, not started yet: kubelet's message in |st|,
+ * code 400); DRA_ECANCELED when |write| or opts->cancel stopped it. */
+dra_err dra_node_logs(dra_node *n, const char *pod_uid, const char *container,
+                      int previous, const dra_node_log_opts *opts,
+                      int (*write)(void *ud, const char *p, size_t n),
+                      void *ud, dra_kstatus *st);
+
+/* Whether the pod with |pod_uid| is one this agent runs. */
+int dra_node_has_pod(dra_node *n, const char *pod_uid);
+
+/* ---- pods/log for drad's API server ----
+ * A group of agents (borrowed; remove one before stopping it) whose
+ * dra_node_log_source answers apiserver.h's log-source hook:
+ *   dra_apiserver_set_log_source(srv, dra_node_log_source, group);
+ * The agent running the pod serves it; a pod on no agent of the group
+ * (not started yet, or on a fake node) gets kubelet's 400 "container
+ * ... is waiting to start: ContainerCreating". */
+typedef struct dra_node_group dra_node_group;
+dra_err dra_node_group_new(const dra_mem *mem, dra_node_group **out);
+dra_err dra_node_group_add(dra_node_group *g, dra_node *n);
+void dra_node_group_remove(dra_node_group *g, dra_node *n);
+void dra_node_group_free(dra_node_group *g); /* NULL: no-op */
+struct dra_log_opts;
+struct dra_stream;
+/* A dra_log_source_fn; |group| is a dra_node_group. */
+dra_err dra_node_log_source(void *group, const char *ns, const char *name,
+                            const char *pod_uid,
+                            const struct dra_log_opts *opts,
+                            struct dra_stream **out, dra_kstatus *st);
+
+/* ==== fake nodes (KWOK-style) ================================================
+ * Many nodes that run nothing: each is registered with a Ready status and
+ * a ResourceSlice from a template, and every pod bound to one of them is
+ * taken to Running (its claims are not prepared, its containers get
+ * running statuses) and, on deletion, deleted. One shared pod watch and
+ * a few writer threads serve them all, however many there are. */
+
+typedef struct dra_fake_nodes dra_fake_nodes;
+
+typedef struct dra_fake_nodes_opts {
+    size_t count;        /* how many nodes */
+    const char *prefix;  /* node names PREFIX-0..; NULL: "fake-node" */
+    size_t first;        /* index of the first node (0) */
+    /* The node template's devices: a ResourceSlice document whose
+     * spec.devices are copied for every node (nodeName, pool and the
+     * uuid attributes rewritten per node); NULL: |gpus| GB200 GPUs as
+     * NVIDIA's driver publishes them. */
+    const dra_doc *slice_template;
+    size_t gpus;         /* when no template; 0: 8 */
+    const char *driver;  /* the slices' driver; NULL: gpu.nvidia.com */
+    const char *const *labels; /* extra "key=value" labels */
+    size_t n_labels;
+    int writers;         /* threads writing statuses; 0: 8 */
+    int no_slices;       /* 1: publish no ResourceSlices */
+} dra_fake_nodes_opts;
+
+/* Registers the nodes and their slices (existing ones are kept and
+ * updated), then starts the pod watch. DRA_OK; DRA_EINVAL; DRA_EIO (the
+ * server refused: |d|); DRA_ENOMEM. */
+dra_err dra_fake_nodes_start(dra_cluster *c, const dra_fake_nodes_opts *opts,
+                             const dra_mem *mem, dra_fake_nodes **out,
+                             dra_diag *d);
+/* Pods taken to Running so far (for benchmarks). */
+uint64_t dra_fake_nodes_running(const dra_fake_nodes *f);
+void dra_fake_nodes_stop(dra_fake_nodes *f); /* NULL: no-op */
+
 #ifdef __cplusplus
 }
 #endif
