@@ -12,7 +12,7 @@ PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
       # containers of the node agent; the real clients the tests drive
       # (kubectl itself comes from the machine: /usr/bin/kubectl and the
       # versions under /usr/lib/google-cloud-sdk/bin; tests without it skip)
-      bubblewrap python3-kubernetes python3-grpcio
+      bubblewrap python3-kubernetes python3-grpcio python3-grpc-tools
       python3-yaml curl wrk openssl procps)
 # node and npm fetch the CEL conformance data and the reference engines
 # at test time; keep a node that is already there (it may be newer).
