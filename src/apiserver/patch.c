@@ -151,7 +151,8 @@ void api_patch_go_fmt(dra_buf *b, const dra_doc *d)
         }
         for (size_t i = 0; i < d->u.map.n; i++)
             v[i] = &d->u.map.m[i];
-        qsort(v, d->u.map.n, sizeof *v, key_cmp);
+        if (d->u.map.n > 1)
+            qsort(v, d->u.map.n, sizeof *v, key_cmp);
         for (size_t i = 0; i < d->u.map.n; i++) {
             if (i)
                 dra_buf_putc(b, ' ');

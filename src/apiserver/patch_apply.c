@@ -156,7 +156,8 @@ static dra_doc *fs_to_doc(actx *c, fnode *f)
         if (!e || dra_doc_map_set(c->a, m, ".", e))
             c->oom = 1;
     }
-    qsort(f->kids, f->n, sizeof *f->kids, el_cmp);
+    if (f->n > 1)
+        qsort(f->kids, f->n, sizeof *f->kids, el_cmp);
     for (size_t i = 0; i < f->n; i++) {
         dra_doc *k = fs_to_doc(c, f->kids[i]);
         if (k && dra_doc_map_set(c->a, m, f->kids[i]->el, k))
@@ -616,7 +617,8 @@ static dra_err managed_write(actx *c, dra_doc *obj, mlist *l)
         if (!(md = dra_doc_new_map(c->a, 2)) || (err = dra_doc_map_set(c->a, obj, "metadata", md)))
             return DRA_ENOMEM;
     }
-    qsort(l->v, l->n, sizeof *l->v, entry_cmp);
+    if (l->n > 1)
+        qsort(l->v, l->n, sizeof *l->v, entry_cmp);
     if (!(list = dra_doc_new_list(c->a, l->n ? l->n : 1)))
         return DRA_ENOMEM;
     for (size_t i = 0; i < l->n; i++) {
@@ -935,8 +937,10 @@ dra_err api_patch_apply(dra_arena *a, const api_openapi_type *type, const dra_do
     self->time = opts->now;
     self->api_version = opts->api_version;
     prune_entries(&c, &l, result, type);
-    if (c.oom || (err = managed_write(&c, result, &l)))
-        return err ? err : DRA_ENOMEM;
+    if (c.oom)
+        return DRA_ENOMEM;
+    if ((err = managed_write(&c, result, &l)))
+        return err;
     *out = result;
     return DRA_OK;
 }
@@ -1018,8 +1022,10 @@ dra_err api_patch_managed_update(dra_arena *a, const api_openapi_type *type, con
         self->api_version = opts->api_version;
     }
     prune_entries(&c, &l, cur, type);
-    if (c.oom || (err = managed_write(&c, cur, &l)))
-        return err ? err : DRA_ENOMEM;
+    if (c.oom)
+        return DRA_ENOMEM;
+    if ((err = managed_write(&c, cur, &l)))
+        return err;
     *out = cur;
     return DRA_OK;
 }
