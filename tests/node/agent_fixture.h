@@ -18,7 +18,7 @@
 #include "dra/store.h"
 
 typedef struct agent_env {
-    char dir[128];
+    char dir[160];
     dra_store *store;
     dra_apiserver *srv;
     dra_cluster *c;
@@ -46,13 +46,16 @@ static inline void env_stop_node(agent_env *e)
     e->node = NULL;
 }
 
-static inline void env_open(agent_env *e, const char *node_name)
+/* |base|: where the temporary directory goes (NULL: /tmp). Containers
+ * have a private /tmp, so files they must see through host paths (a
+ * fake driver root) cannot live under /tmp. */
+static inline void env_open_in(agent_env *e, const char *base, const char *node_name)
 {
     dra_diag d;
     dra_apiserver_opts ao;
     char db[200];
     memset(e, 0, sizeof *e);
-    snprintf(e->dir, sizeof e->dir, "/tmp/dra-agent-XXXXXX");
+    snprintf(e->dir, sizeof e->dir, "%s/dra-agent-XXXXXX", base ? base : "/tmp");
     assert_non_null(mkdtemp(e->dir));
     snprintf(db, sizeof db, "%s/state.db", e->dir);
     dra_diag_init(&d, NULL);
@@ -80,6 +83,11 @@ static inline void env_open(agent_env *e, const char *node_name)
     e->o.backoff_initial_ms = 300;
     e->o.backoff_max_ms = 1200;
     e->o.prepare_timeout_ms = 5000;
+}
+
+static inline void env_open(agent_env *e, const char *node_name)
+{
+    env_open_in(e, NULL, node_name);
 }
 
 /* Kills what the agent's containers left (by the pids their shims
