@@ -52,7 +52,7 @@ static const char *lex_string(dra_arena *ar, const char *p, int raw, size_t *use
     size_t open = triple ? 3 : 1, i = open;
     dra_buf b;
     const char *out = NULL;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, ar->mem);
     for (;;) {
         if (!p[i])
             goto done; /* unterminated: the compiler said so already */
@@ -323,7 +323,7 @@ static const char *in_list_shape(dra_arena *ar, const toks *t, size_t i, size_t 
     const char *out = NULL;
     if (i + 2 >= end || !is_id(&t->v[i], "in") || !is_op(&t->v[i + 1], "["))
         return NULL;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, ar->mem);
     dra_buf_puts(&b, "needs one of ");
     for (i += 2; i < end && !is_op(&t->v[i], "]");) {
         const char *lit;
@@ -528,7 +528,7 @@ static void put_value(dra_buf *b, const a_dev *v, const ref *r, int presence)
     } else {
         const dra_cel_attr *at;
         dra_buf name;
-        dra_buf_init(&name, NULL);
+        dra_buf_init(&name, b->mem);
         dra_buf_printf(&name, "%s/%s", r->domain, r->id);
         at = name.p ? dra_alloc_attr_lookup(drv, v->d, name.p) : NULL;
         dra_buf_fini(&name);
@@ -547,6 +547,16 @@ static void put_value(dra_buf *b, const a_dev *v, const ref *r, int presence)
     }
 }
 
+/* A term as written, cut short: explanations stay sentences. */
+static void put_text(dra_buf *b, const char *text)
+{
+    size_t n = strlen(text);
+    if (n <= 120)
+        dra_buf_puts(b, text);
+    else
+        dra_buf_printf(b, "%.100s ...", text);
+}
+
 /* The words for why |tm| is false on |v|. */
 static void put_term(dra_buf *b, const a_dev *v, const term *tm)
 {
@@ -563,12 +573,13 @@ static void put_term(dra_buf *b, const a_dev *v, const term *tm)
         }
         n++;
     }
-    if (tm->needs && *tm->needs)
+    if (tm->needs && *tm->needs) {
         dra_buf_printf(b, "%s%s", n ? ", " : "", tm->needs);
-    else if (!tm->needs)
-        dra_buf_printf(b, "%s%s is false", n ? "; " : "", tm->text);
-    else if (!n)
-        dra_buf_printf(b, "%s is false", tm->text);
+    } else if (!tm->needs || !n) {
+        dra_buf_puts(b, n ? "; " : "");
+        put_text(b, tm->text);
+        dra_buf_puts(b, " is false");
+    }
 }
 
 dra_err alloc_sel_why(dra_allocator *a, uint32_t id, a_dev *v, dra_buf *b)
@@ -586,6 +597,7 @@ dra_err alloc_sel_why(dra_allocator *a, uint32_t id, a_dev *v, dra_buf *b)
         }
     }
     /* No single term is false (errors absorbed by &&, say): the whole. */
-    dra_buf_printf(b, "%s is false", a->progs[id].expr);
+    put_text(b, a->progs[id].expr);
+    dra_buf_puts(b, " is false");
     return b->oom ? DRA_ENOMEM : DRA_OK;
 }

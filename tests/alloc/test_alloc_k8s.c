@@ -189,6 +189,110 @@ static void test_explanation_at_scale(void **state)
     dra_arena_fini(&c.ar);
 }
 
+/* ---- 7 under memory failure: every allocation failing in turn ------------- */
+
+/* Four GPUs (two memory sizes) and a claim with a selector on memory, a
+ * missing class and a prefix selector: explained through the CEL
+ * backend, selector terms compiled on the way. */
+static dra_err run_explained(const dra_mem *mem, size_t *why_requests)
+{
+    static const char *const cls_sel[] = {
+        "device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'gpu'"};
+    static const char *const mem_sel[] = {
+        "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('100Gi')) > 0 && "
+        "'uuid' in device.attributes['gpu.nvidia.com']"};
+    static const char *const h100_sel[] = {
+        "device.attributes['gpu.nvidia.com'].productName.startsWith('NVIDIA H100')"};
+    dra_alloc_class cls = {"gpu", cls_sel, 1, NULL, 0};
+    dra_cel_attr at[4][2];
+    dra_alloc_capacity cap[4];
+    dra_alloc_device dv[4];
+    dra_alloc_slice s;
+    dra_alloc_request rq[3];
+    dra_alloc_claim claim;
+    const dra_alloc_claim *claims[1] = {&claim};
+    dra_alloc_options opt;
+    dra_alloc_outcome out;
+    dra_allocator *a = NULL;
+    dra_diag d;
+    dra_err err;
+    memset(&opt, 0, sizeof opt);
+    opt.explain = 1;
+    memset(dv, 0, sizeof dv);
+    memset(cap, 0, sizeof cap);
+    for (int i = 0; i < 4; i++) {
+        static const char *const names[] = {"gpu-0", "gpu-1", "gpu-2", "gpu-3"};
+        at[i][0] = (dra_cel_attr){.name = "type", .kind = DRA_CEL_ATTR_STRING, .s = "gpu"};
+        at[i][1] = (dra_cel_attr){.name = "productName", .kind = DRA_CEL_ATTR_STRING,
+                                  .s = i < 2 ? "NVIDIA GB200" : "NVIDIA A100"};
+        cap[i].name = "memory";
+        assert_int_equal(dra_quantity_parse(i < 2 ? "189471Mi" : "80Gi", i < 2 ? 8 : 4,
+                                            &cap[i].value), DRA_OK);
+        dv[i].name = names[i];
+        dv[i].attrs = at[i];
+        dv[i].nattrs = 2;
+        dv[i].caps = &cap[i];
+        dv[i].ncaps = 1;
+    }
+    memset(&s, 0, sizeof s);
+    s.name = s.pool = s.node_name = "node-1";
+    s.driver = "gpu.nvidia.com";
+    s.generation = s.slice_count = 1;
+    s.devices = dv;
+    s.ndevices = 4;
+    memset(rq, 0, sizeof rq);
+    rq[0] = (dra_alloc_request){.name = "gpu", .exactly = {.class_name = "gpu", .selectors = mem_sel,
+                                                           .nselectors = 1}};
+    rq[1] = (dra_alloc_request){.name = "nic", .exactly = {.class_name = "nic"}};
+    rq[2] = (dra_alloc_request){.name = "h100", .exactly = {.class_name = "gpu",
+                                                            .selectors = h100_sel,
+                                                            .nselectors = 1}};
+    memset(&claim, 0, sizeof claim);
+    claim.namespace_ = "default";
+    claim.name = "big";
+    claim.requests = rq;
+    claim.nrequests = 3;
+    dra_alloc_outcome_init(&out, mem);
+    dra_diag_init(&d, mem);
+    if ((err = dra_allocator_new(mem, &opt, &a)) == DRA_OK &&
+        (err = dra_allocator_add_slice(a, &s, &d)) == DRA_OK &&
+        (err = dra_allocator_add_class(a, &cls)) == DRA_OK)
+        err = dra_allocator_allocate(a, "node-1", claims, 1, &out, &d);
+    if (err == DRA_ENOTFOUND) {
+        assert_non_null(out.explanation);
+        assert_non_null(strstr(out.explanation, "2 do not match selector #0 (memory is 80Gi, "
+                                                "needs more than 100Gi"));
+        assert_non_null(strstr(out.explanation, "(uuid is missing"));
+        assert_non_null(strstr(out.explanation, "request nic: device class nic does not exist"));
+        *why_requests = out.nwhy ? out.why[0].nrequests : 0;
+    }
+    dra_diag_fini(&d);
+    dra_alloc_outcome_fini(&out);
+    dra_allocator_free(a);
+    return err;
+}
+
+static void test_explanation_failmalloc(void **state)
+{
+    (void)state;
+    for (long n = 0;; n++) {
+        dra_failmem fm;
+        size_t nreq = 0;
+        dra_err err;
+        dra_failmem_init(&fm, n);
+        err = run_explained(&fm.mem, &nreq);
+        assert_int_equal(fm.live, 0);
+        if (!fm.failed) {
+            assert_int_equal(err, DRA_ENOTFOUND);
+            assert_int_equal(nreq, 3);
+            print_message("explained after %ld allocations failed in turn\n", n);
+            break;
+        }
+        if (err != DRA_ENOMEM)
+            fail_msg("allocation %ld failing gave %s", n, dra_errname(err));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -200,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_multi_host_generations),
         cmocka_unit_test(test_explanations),
         cmocka_unit_test(test_explanation_at_scale),
+        cmocka_unit_test(test_explanation_failmalloc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
