@@ -436,8 +436,10 @@ static int read_line(int fd, char *buf, size_t size, int timeout_ms)
     return 0;
 }
 
-/* Forks the shim in its own session, twice removed from us. Only
- * async-signal-safe calls between fork and exec: we may have threads. */
+/* Forks the shim in its own session; it forks again at once (see
+ * shim.c), so it is never our child and outlives us. Only
+ * async-signal-safe calls between fork and exec: we may have threads.
+ * Exec'ing right away also keeps tools like valgrind out of the child. */
 static int spawn_shim(dra_node_runtime *rt, const char *dir, int sync_fd)
 {
     char *argv[] = {rt->shim, (char *)"run", (char *)dir, (char *)"3", NULL};
@@ -448,8 +450,6 @@ static int spawn_shim(dra_node_runtime *rt, const char *dir, int sync_fd)
     pid = fork();
     if (pid == 0) {
         setsid();
-        if (fork() != 0)
-            _exit(0);
         /* The standard streams first: |nul| may be 3, |sync_fd| is not
          * below 3 since ours are open. */
         dup2(nul, 0);
@@ -468,7 +468,7 @@ static int spawn_shim(dra_node_runtime *rt, const char *dir, int sync_fd)
         return -1;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
-    return 0;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
 static dra_err write_config(dra_node_runtime *rt, const dra_node_ctr_config *cfg, const char *dir, dra_diag *d)

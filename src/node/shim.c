@@ -747,6 +747,15 @@ int node_shim_run(int argc, char **argv)
     char err[1024];
     if (argc < 4)
         return 2;
+    /* Leave the agent's process tree: our parent exits now and the
+     * agent reaps it, so we are nobody's child but init's. */
+    {
+        pid_t p = fork();
+        if (p < 0)
+            return 1;
+        if (p > 0)
+            _exit(0);
+    }
     memset(&r, 0, sizeof r);
     r.out[0] = r.out[1] = r.errp[0] = r.errp[1] = r.block[1] = -1;
     r.sync = atoi(argv[3]);

@@ -32,7 +32,8 @@ static void test_node_registered(void **state)
 {
     dra_arena a;
     dra_doc *node = NULL;
-    const char *hb1, *hb2;
+    char hb1[64];
+    const char *hb2 = "";
     (void)state;
     dra_arena_init(&a, NULL);
     assert_int_equal(dra_cluster_get(env.c, &DRA_GVR_NODES, NULL, "node-a", &a, &node, NULL), DRA_OK);
@@ -51,7 +52,8 @@ static void test_node_registered(void **state)
         assert_string_equal(dra_obj_str(addr->u.list.items[0], "address"), "127.0.0.1");
     }
     /* The heartbeat moves lastHeartbeatTime (second resolution). */
-    hb1 = dra_obj_str(dra_doc_get(dra_doc_get(node, "status"), "conditions")->u.list.items[3], "lastHeartbeatTime");
+    snprintf(hb1, sizeof hb1, "%s",
+             dra_obj_str(dra_doc_get(dra_doc_get(node, "status"), "conditions")->u.list.items[3], "lastHeartbeatTime"));
     for (int i = 0; i < 60; i++) {
         dra_arena_reset(&a);
         assert_int_equal(dra_cluster_get(env.c, &DRA_GVR_NODES, NULL, "node-a", &a, &node, NULL), DRA_OK);
