@@ -460,14 +460,14 @@ static dra_err free_socket(const char *path, dra_diag *d)
 }
 
 static dra_err serve_unix(dra_plugin *p, const char *path, plugin_rpc_handler h,
-                          plugin_server **out, dra_diag *d)
+                          int workers, plugin_server **out, dra_diag *d)
 {
     char addr[4200], err[512];
     dra_err e = free_socket(path, d);
     if (e != DRA_OK)
         return e;
     snprintf(addr, sizeof(addr), "unix:%s", path);
-    plugin_server_opts so = {addr, p->o.workers, p->o.max_message, h, p, p->mem};
+    plugin_server_opts so = {addr, workers, p->o.max_message, h, p, p->mem};
     e = plugin_server_start(&so, out, err, sizeof(err));
     if (e != DRA_OK) {
         dra_diag_add(d, "", 0, 0, "listen on %s: %s", path, err);
@@ -481,15 +481,15 @@ dra_err dra_plugin_start(dra_plugin *p, dra_diag *d)
 {
     dra_err e = plugin_publisher_start(p, d);
     if (e == DRA_OK)
-        e = serve_unix(p, p->dra_sock, plugin_handle_dra, &p->dra_srv, d);
+        e = serve_unix(p, p->dra_sock, plugin_handle_dra, p->o.workers, &p->dra_srv, d);
     if (e == DRA_OK)
-        e = serve_unix(p, p->reg_sock, plugin_handle_reg, &p->reg_srv, d);
+        e = serve_unix(p, p->reg_sock, plugin_handle_reg, 1, &p->reg_srv, d);
     if (e == DRA_OK && p->o.healthcheck_port >= 0) {
         char addr[300], err[512];
         snprintf(addr, sizeof(addr), "%s:%d",
                  *p->o.healthcheck_host ? p->o.healthcheck_host : "0.0.0.0",
                  p->o.healthcheck_port);
-        plugin_server_opts so = {addr, 2, 4096, plugin_handle_health, p, p->mem};
+        plugin_server_opts so = {addr, 1, 4096, plugin_handle_health, p, p->mem};
         e = plugin_server_start(&so, &p->health_srv, err, sizeof(err));
         if (e != DRA_OK)
             dra_diag_add(d, "", 0, 0, "failed to listen for healthcheck service at %s: %s",

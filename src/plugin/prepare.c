@@ -567,7 +567,11 @@ static dra_err prepare_devices(dra_plugin *p, prep *x)
         return e;
     dra_diag d;
     dra_diag_init(&d, p->mem);
-    e = plugin_cdi_write(p->o.cdi_root, x->uid, spec, p->mem, p->checkpoint_sync, &d);
+    /* Not fsync'ed, like the CDI library's own writer: the rename makes it
+     * atomic for readers and for a crash of this process; after a power
+     * loss the boot id discards every prepared claim anyway, and
+     * /var/run/cdi is usually a tmpfs. The checkpoint is fsync'ed. */
+    e = plugin_cdi_write(p->o.cdi_root, x->uid, spec, p->mem, 0, &d);
     if (e != DRA_OK)
         snprintf(x->err, sizeof(x->err), "unable to create CDI spec file for claim: %s",
                  dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(e));

@@ -147,7 +147,7 @@ dra_err plugin_write_atomic(const char *dir, const char *name, const char *data,
     }
     int e = 0;
     if (write_all(fd, data, len) != 0 || fchmod(fd, (mode_t)mode) != 0 ||
-        (sync && fsync(fd) != 0))
+        (sync && fdatasync(fd) != 0))
         e = errno ? errno : EIO;
     if (close(fd) != 0 && !e)
         e = errno;
