@@ -341,6 +341,43 @@ static char *running_status(dra_fake_nodes *f, const dra_doc *pod, size_t node_i
     return out;
 }
 
+/* The final status of a deleted pod: its containers stopped cleanly. */
+static char *final_status(dra_fake_nodes *f, const dra_doc *pod)
+{
+    dra_arena a;
+    dra_err err = DRA_OK;
+    dra_doc *root, *st, *cs;
+    const dra_doc *old = node_doc_at(pod, "status.containerStatuses");
+    char now[48], *out = NULL;
+    dra_arena_init(&a, f->mem);
+    node_fmt_time(node_now_ns(), 0, now, sizeof now);
+    root = dra_doc_new_map(&a, 1);
+    st = dra_doc_new_map(&a, 2);
+    cs = dra_doc_new_list(&a, 2);
+    node_set_str(&a, st, "phase", "Succeeded", &err);
+    for (size_t i = 0; old && old->kind == DRA_DOC_LIST && i < old->u.list.n; i++) {
+        dra_doc *m = node_doc_copy(&a, old->u.list.items[i]), *state = dra_doc_new_map(&a, 1);
+        dra_doc *t = dra_doc_new_map(&a, 5);
+        const char *started = dra_obj_str(old->u.list.items[i], "state.running.startedAt");
+        node_set(&a, t, "exitCode", dra_doc_new_int(&a, 0), &err);
+        node_set_str(&a, t, "reason", "Completed", &err);
+        node_set_str(&a, t, "startedAt", started ? started : now, &err);
+        node_set_str(&a, t, "finishedAt", now, &err);
+        node_set_str(&a, t, "containerID", dra_obj_str(old->u.list.items[i], "containerID"), &err);
+        node_set(&a, state, "terminated", t, &err);
+        node_set(&a, m, "state", state, &err);
+        node_set(&a, m, "ready", dra_doc_new_bool(&a, 0), &err);
+        node_set(&a, m, "started", dra_doc_new_bool(&a, 0), &err);
+        node_push(&a, cs, m, &err);
+    }
+    node_set(&a, st, "containerStatuses", cs, &err);
+    node_set(&a, root, "status", st, &err);
+    if (!err)
+        out = node_to_json(f->mem, root);
+    dra_arena_fini(&a);
+    return out;
+}
+
 static job *new_job(dra_fake_nodes *f, job_kind k, const dra_doc *pod)
 {
     job *j = dra_calloc(f->mem, 1, sizeof *j);
@@ -375,8 +412,10 @@ static void fake_on_event(void *ud, dra_watch_type type, const dra_doc *pod)
     if (!node || !(idx = dra_map_get(&f->nodes, node, strlen(node))))
         return;
     if (dra_obj_str(pod, "metadata.deletionTimestamp")) {
-        if ((j = new_job(f, JOB_DELETE, pod)) != NULL)
+        if ((j = new_job(f, JOB_DELETE, pod)) != NULL) {
+            j->body = final_status(f, pod);
             push_job(f, j);
+        }
         return;
     }
     if (phase && (strcmp(phase, "Running") == 0 || strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0))
@@ -416,6 +455,11 @@ static void run_job(dra_fake_nodes *f, job *j)
         memset(&o, 0, sizeof o);
         o.grace_period_set = 1;
         o.precondition_uid = j->uid;
+        /* As the kubelet: the final status (the containers stopped),
+         * then the delete that removes the pod. */
+        if (j->body)
+            dra_cluster_patch(f->c, &DRA_GVR_PODS, j->ns, j->name, "status", DRA_PATCH_MERGE, j->body,
+                              strlen(j->body), NULL, NULL, NULL, &st);
         dra_cluster_delete(f->c, &DRA_GVR_PODS, j->ns, j->name, &o, NULL, NULL, &st);
     }
 }

@@ -128,7 +128,7 @@ static inline void env_apply(agent_env *e, const char *yaml)
                                                             : NULL;
         assert_non_null(g);
         memset(&st, 0, sizeof st);
-        if (dra_cluster_create(e->c, g, g == &DRA_GVR_CLASSES ? NULL : "default", docs[i], &a, NULL, &st))
+        if (dra_cluster_create(e->c, g, !strcmp(kind, "DeviceClass") ? NULL : "default", docs[i], &a, NULL, &st))
             fail_msg("create %s: %s", kind, st.message);
     }
     dra_arena_fini(&a);
