@@ -556,7 +556,9 @@ static void managed_read(actx *c, const dra_doc *obj, mlist *out)
     for (size_t i = 0; i < n; i++) {
         const dra_doc *e = mf->u.list.items[i];
         mentry *m = &out->v[out->n];
-        if (!str_eq(sget(e, "fieldsType"), "FieldsV1") || !sget(e, "manager"))
+        /* entries upstream could not decode are dropped, not kept */
+        if (!str_eq(sget(e, "fieldsType"), "FieldsV1") || !sget(e, "manager") ||
+            (!str_eq(sget(e, "operation"), "Apply") && !str_eq(sget(e, "operation"), "Update")))
             continue;
         m->manager = sget(e, "manager");
         m->operation = sget(e, "operation");
