@@ -831,6 +831,27 @@ static mentry *entry_for(actx *c, mlist *l, const char *manager, const char *op,
 
 /* ---- apply ---------------------------------------------------------------------- */
 
+/* Fields of |aset| other managers own with another value: 409 unless
+ * |force|, when the others lose them. */
+static dra_err check_conflicts(actx *c, dra_doc *cur, dra_doc *cfg, fnode *aset, mlist *l,
+                               mentry *self, int force, dra_kstatus *st, dra_diag *causes)
+{
+    cscan s = {c, cur, cfg, NULL, NULL, 0, 0};
+    for (size_t i = 0; i < l->n; i++) {
+        if (&l->v[i] == self)
+            continue;
+        s.other = &l->v[i];
+        fs_each(aset, scan_path, &s);
+    }
+    if (c->oom)
+        return DRA_ENOMEM;
+    if (s.n && !force)
+        return report_conflicts(c, &s, st, causes);
+    for (size_t i = 0; i < s.n; i++)
+        fs_del(s.v[i].who->set, &s.v[i].path);
+    return DRA_OK;
+}
+
 typedef struct rmscan {
     actx *c;
     fnode *applied;
@@ -907,21 +928,8 @@ dra_err api_patch_apply(dra_arena *a, const api_openapi_type *type, const dra_do
     if (c.oom || !aset)
         return DRA_ENOMEM;
     mentry *self = managed_find(&l, opts->manager, "Apply", NULL, sub);
-    if (cur) {
-        cscan s = {&c, cur, cfg, NULL, NULL, 0, 0};
-        for (size_t i = 0; i < l.n; i++) {
-            if (&l.v[i] == self)
-                continue;
-            s.other = &l.v[i];
-            fs_each(aset, scan_path, &s);
-        }
-        if (c.oom)
-            return DRA_ENOMEM;
-        if (s.n && !opts->force)
-            return report_conflicts(&c, &s, st, causes);
-        for (size_t i = 0; i < s.n; i++) /* forced: the others lose them */
-            fs_del(s.v[i].who->set, &s.v[i].path);
-    }
+    if (cur && (err = check_conflicts(&c, cur, cfg, aset, &l, self, opts->force, st, causes)))
+        return err;
     if (cur) {
         if ((err = merge_apply(&c, cur, cfg, ctx, &result)))
             return err;

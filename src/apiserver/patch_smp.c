@@ -440,76 +440,62 @@ static dra_err partition(smp *s, const vec *merged, const vec *by, const char *m
 static dra_err merge_map(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, dra_doc **out);
 
 /* mergeSlice */
-static dra_err merge_slice(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const char *mk,
-                           int delete_list, dra_doc **out)
+/* A list of scalars: a union (or, for a $deleteFromPrimitiveList list,
+ * a difference), ordered like upstream's. */
+static dra_err merge_scalars(smp *s, const vec *o, const vec *p, int delete_list, dra_doc **out)
 {
-    vec o, p, merged = {0}, pitems = {0}, sonly = {0};
-    dra_err err = DRA_OK;
-    vec_of(orig, &o);
-    vec_of(patch, &p);
-    if (o.n == 0 && p.n == 0) {
-        *out = orig;
-        return DRA_OK;
-    }
-    int kind = element_kind(s, &o, &p, &err);
-    if (kind < 0)
-        return err;
-    if (kind != DRA_DOC_MAP) {
-        for (size_t i = 0; i < o.n; i++) {
-            int drop = delete_list && find(&p, o.v[i], NULL, 0) >= 0;
-            if (!drop && !(delete_list ? 0 : find(&merged, o.v[i], NULL, 0) >= 0) &&
-                vec_push(s->a, &merged, o.v[i]))
-                return DRA_ENOMEM;
-        }
-        if (delete_list) {
-            *out = list_from(s->a, &merged);
-            return *out ? DRA_OK : DRA_ENOMEM;
-        }
-        for (size_t i = 0; i < p.n; i++)
-            if (find(&merged, p.v[i], NULL, 0) < 0 && vec_push(s->a, &merged, p.v[i]))
-                return DRA_ENOMEM;
-        if ((err = partition(s, &merged, &p, NULL, 0, &pitems, &sonly)))
-            return err;
-        return normalize(s, &pitems, &sonly, &p, &o, NULL, 0, out);
-    }
-    if (!mk) {
-        dra_buf b;
-        dra_buf_init(&b, NULL);
-        dra_buf_printf(&b, "cannot merge lists without merge key for %s", ctx.t ? ctx.t->name : "");
-        return untyped(s, &b);
-    }
-    /* mergeSliceWithSpecialElements */
-    vec plain = {0}, live = {0};
-    int replace = 0;
-    for (size_t i = 0; i < o.n; i++)
-        if (vec_push(s->a, &live, o.v[i]))
+    vec merged = {0}, pitems = {0}, sonly = {0};
+    dra_err err;
+    for (size_t i = 0; i < o->n; i++) {
+        int skip = delete_list ? find(p, o->v[i], NULL, 0) >= 0 : find(&merged, o->v[i], NULL, 0) >= 0;
+        if (!skip && vec_push(s->a, &merged, o->v[i]))
             return DRA_ENOMEM;
-    for (size_t i = 0; i < p.n; i++) {
-        dra_doc *v = p.v[i];
+    }
+    if (delete_list) {
+        *out = list_from(s->a, &merged);
+        return *out ? DRA_OK : DRA_ENOMEM;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        if (find(&merged, p->v[i], NULL, 0) < 0 && vec_push(s->a, &merged, p->v[i]))
+            return DRA_ENOMEM;
+    if ((err = partition(s, &merged, p, NULL, 0, &pitems, &sonly)))
+        return err;
+    return normalize(s, &pitems, &sonly, p, o, NULL, 0, out);
+}
+
+static dra_err not_a_map(smp *s, size_t j)
+{
+    dra_buf b;
+    dra_buf_init(&b, NULL);
+    dra_buf_printf(&b, "value for key %zu is not a map", j);
+    return untyped(s, &b);
+}
+
+/* mergeSliceWithSpecialElements: applies the $patch items of |p| to
+ * |live| and leaves the other items in |plain|. */
+static dra_err special_items(smp *s, const vec *p, const char *mk, vec *live, vec *plain)
+{
+    int replace = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        dra_doc *v = p->v[i];
         const dra_doc *d = dra_doc_get(v, DIRECTIVE);
+        const char *ds = d && d->kind == DRA_DOC_STRING ? d->u.str.s : "";
         if (!d) {
-            if (vec_push(s->a, &plain, v))
+            if (vec_push(s->a, plain, v))
                 return DRA_ENOMEM;
-            continue;
-        }
-        const char *ds = d->kind == DRA_DOC_STRING ? d->u.str.s : "";
-        if (!strcmp(ds, "delete")) {
+        } else if (!strcmp(ds, "delete")) {
             const dra_doc *kv = dra_doc_get(v, mk);
             if (!kv)
                 return err_no_merge_key(s, v, mk);
-            for (size_t j = 0; j < live.n;) {
-                if (live.v[j]->kind != DRA_DOC_MAP) {
-                    dra_buf b;
-                    dra_buf_init(&b, NULL);
-                    dra_buf_printf(&b, "value for key %zu is not a map", j);
-                    return untyped(s, &b);
-                }
-                if (scalar_eq(dra_doc_get(live.v[j], mk), kv)) {
-                    memmove(live.v + j, live.v + j + 1, (live.n - j - 1) * sizeof *live.v);
-                    live.n--;
+            for (size_t j = 0; j < live->n;) {
+                if (live->v[j]->kind != DRA_DOC_MAP)
+                    return not_a_map(s, j);
+                if (!scalar_eq(dra_doc_get(live->v[j], mk), kv)) {
+                    j++;
                     continue;
                 }
-                j++;
+                memmove(live->v + j, live->v + j + 1, (live->n - j - 1) * sizeof *live->v);
+                live->n--;
             }
         } else if (!strcmp(ds, "replace")) {
             replace = 1;
@@ -527,45 +513,79 @@ static dra_err merge_slice(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const
             return untyped(s, &b);
         }
     }
-    if (replace) {
-        live = plain;
-        plain.n = 0;
+    if (replace) { /* the patch's plain items become the list */
+        *live = *plain;
+        plain->n = 0;
     }
-    /* mergeSliceWithoutSpecialElements */
-    vec server = live; /* the live list as it stood before appends */
-    for (size_t i = 0; i < live.n; i++)
-        if (vec_push(s->a, &merged, live.v[i]))
+    return DRA_OK;
+}
+
+/* mergeSliceWithoutSpecialElements: merges |plain| into |live| by merge
+ * key (matching items merged, new ones appended) into |merged|;
+ * |live| keeps the merged maps in their places for ordering. */
+static dra_err merge_plain(smp *s, vec *live, const vec *plain, sch ctx, const char *mk, vec *merged)
+{
+    dra_err err;
+    for (size_t i = 0; i < live->n; i++)
+        if (vec_push(s->a, merged, live->v[i]))
             return DRA_ENOMEM;
-    for (size_t i = 0; i < plain.n; i++) {
-        dra_doc *v = plain.v[i];
+    for (size_t i = 0; i < plain->n; i++) {
+        dra_doc *v = plain->v[i], *m;
         const dra_doc *kv = dra_doc_get(v, mk);
         long at = -1;
         if (!kv)
             return err_no_merge_key(s, v, mk);
-        for (size_t j = 0; j < merged.n && at < 0; j++) {
-            if (merged.v[j]->kind != DRA_DOC_MAP) {
-                dra_buf b;
-                dra_buf_init(&b, NULL);
-                dra_buf_printf(&b, "value for key %zu is not a map", j);
-                return untyped(s, &b);
-            }
-            if (scalar_eq(dra_doc_get(merged.v[j], mk), kv))
+        for (size_t j = 0; j < merged->n && at < 0; j++) {
+            if (merged->v[j]->kind != DRA_DOC_MAP)
+                return not_a_map(s, j);
+            if (scalar_eq(dra_doc_get(merged->v[j], mk), kv))
                 at = (long)j;
         }
-        if (at >= 0) {
-            dra_doc *m;
-            if ((err = merge_map(s, merged.v[at], v, ctx, &m)))
-                return err;
-            merged.v[at] = m;
-            if ((size_t)at < server.n)
-                server.v[at] = m;
-        } else if (vec_push(s->a, &merged, v)) {
-            return DRA_ENOMEM;
+        if (at < 0) {
+            if (vec_push(s->a, merged, v))
+                return DRA_ENOMEM;
+            continue;
         }
+        if ((err = merge_map(s, merged->v[at], v, ctx, &m)))
+            return err;
+        merged->v[at] = m;
+        if ((size_t)at < live->n)
+            live->v[at] = m;
     }
-    if ((err = partition(s, &merged, &plain, mk, 1, &pitems, &sonly)))
+    return DRA_OK;
+}
+
+/* mergeSlice */
+static dra_err merge_slice(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const char *mk,
+                           int delete_list, dra_doc **out)
+{
+    vec o, p, live = {0}, plain = {0}, merged = {0}, pitems = {0}, sonly = {0};
+    dra_err err = DRA_OK;
+    vec_of(orig, &o);
+    vec_of(patch, &p);
+    if (o.n == 0 && p.n == 0) {
+        *out = orig;
+        return DRA_OK;
+    }
+    int kind = element_kind(s, &o, &p, &err);
+    if (kind < 0)
         return err;
-    return normalize(s, &pitems, &sonly, &plain, &server, mk, 1, out);
+    if (kind != DRA_DOC_MAP)
+        return merge_scalars(s, &o, &p, delete_list, out);
+    if (!mk) {
+        dra_buf b;
+        dra_buf_init(&b, NULL);
+        dra_buf_printf(&b, "cannot merge lists without merge key for %s", ctx.t ? ctx.t->name : "");
+        return untyped(s, &b);
+    }
+    for (size_t i = 0; i < o.n; i++)
+        if (vec_push(s->a, &live, o.v[i]))
+            return DRA_ENOMEM;
+    if ((err = special_items(s, &p, mk, &live, &plain)) ||
+        (err = merge_plain(s, &live, &plain, ctx, mk, &merged)) ||
+        (err = partition(s, &merged, &plain, mk, 1, &pitems, &sonly)))
+        return err;
+    return normalize(s, &pitems, &sonly, &plain, &live, mk, 1, out);
 }
 
 /* validatePatchWithSetOrderList: the patch list's items (deletions and
@@ -628,11 +648,59 @@ static dra_err check_order(smp *s, const vec *patch, const vec *set, const char 
 }
 
 /* mergePatchIntoOriginal: the $setElementOrder directives of |patch|. */
+/* One $setElementOrder/<okey> directive with list |order|: the merged
+ * list in the directive's order, server-only items where they were. */
+static dra_err order_one(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const char *okey,
+                         dra_doc *order)
+{
+    dra_err err;
+    dra_doc *olist = api_patch_map_get(orig, okey), *plist = api_patch_map_get(patch, okey);
+    dra_doc *merged = NULL, *both;
+    sch sub;
+    vec ov, pv, set, mv, pitems = {0}, sonly = {0};
+    if (olist && olist->kind != DRA_DOC_LIST)
+        return err_bad_arg_type(s, "[]interface {}", olist);
+    if (plist && plist->kind != DRA_DOC_LIST)
+        return err_bad_arg_type(s, "[]interface {}", plist);
+    const api_openapi_field *f = lookup(ctx, okey, &sub);
+    const char *mk = f ? f->merge_key : NULL;
+    vec_of(order, &set);
+    vec_of(plist, &pv);
+    if ((err = check_order(s, &pv, &set, mk)))
+        return err;
+    if (!olist && !plist)
+        return DRA_OK;
+    if (!plist) {
+        merged = olist;
+    } else if (!olist) {
+        merged = plist;
+        remove_directives(merged);
+    } else if (f && (f->flags & API_OA_F_SMP_MERGE)) {
+        if ((err = merge_slice(s, olist, plist, sub, mk, 0, &merged)))
+            return err;
+    } else {
+        merged = plist;
+    }
+    vec_of(merged, &mv);
+    vec_of(olist, &ov);
+    int kind = element_kind(s, &ov, &pv, &err);
+    if (kind < 0)
+        return err;
+    if ((err = partition(s, &mv, &set, mk, mk != NULL, &pitems, &sonly)) ||
+        (err = normalize(s, &pitems, &sonly, &set, &ov, mk, kind == DRA_DOC_MAP && mk, &both)) ||
+        (err = dra_doc_map_set(s->a, orig, okey, both)))
+        return err;
+    api_patch_map_del(patch, okey);
+    return DRA_OK;
+}
+
+/* mergePatchIntoOriginal: the $setElementOrder directives of |patch|,
+ * each removed from the patch with the list it orders. */
 static dra_err merge_order(smp *s, dra_doc *orig, dra_doc *patch, sch ctx)
 {
     dra_err err;
     for (size_t i = 0; i < patch->u.map.n;) {
-        const char *key = patch->u.map.m[i].key;
+        const char *key = patch->u.map.m[i].key, *okey;
         dra_doc *order = patch->u.map.m[i].val;
         if (!has_prefix(key, ORDER_PREFIX)) {
             i++;
@@ -641,56 +709,11 @@ static dra_err merge_order(smp *s, dra_doc *orig, dra_doc *patch, sch ctx)
         api_patch_map_del(patch, key);
         if (order->kind != DRA_DOC_LIST)
             return err_bad_arg_type(s, "[]interface {}", order);
-        const char *okey = extract_key(key, ORDER_PREFIX);
-        if (!okey)
+        if (!(okey = extract_key(key, ORDER_PREFIX)))
             return bad_request(s, "invalid patch format of setElementOrder list");
-        dra_doc *olist = api_patch_map_get(orig, okey), *plist = api_patch_map_get(patch, okey);
-        if (olist && olist->kind != DRA_DOC_LIST)
-            return err_bad_arg_type(s, "[]interface {}", olist);
-        if (plist && plist->kind != DRA_DOC_LIST)
-            return err_bad_arg_type(s, "[]interface {}", plist);
-        sch sub;
-        const api_openapi_field *f = lookup(ctx, okey, &sub);
-        const char *mk = f ? f->merge_key : NULL;
-        int merge = f && (f->flags & API_OA_F_SMP_MERGE);
-        vec ov, pv, set;
-        vec_of(order, &set);
-        vec_of(plist, &pv);
-        if ((err = check_order(s, &pv, &set, mk)))
+        if ((err = order_one(s, orig, patch, ctx, okey, order)))
             return err;
-        dra_doc *merged;
-        if (olist && !plist) {
-            merged = olist;
-        } else if (!olist && plist) {
-            merged = plist;
-            remove_directives(merged);
-        } else if (olist && plist) {
-            if (merge) {
-                if ((err = merge_slice(s, olist, plist, sub, mk, 0, &merged)))
-                    return err;
-            } else {
-                merged = plist;
-            }
-        } else {
-            i = 0;
-            continue;
-        }
-        vec mv, pitems = {0}, sonly = {0};
-        vec_of(merged, &mv);
-        vec_of(olist, &ov);
-        int kind = element_kind(s, &ov, &pv, &err);
-        if (kind < 0)
-            return err;
-        int maps = mk != NULL;
-        if ((err = partition(s, &mv, &set, mk, maps, &pitems, &sonly)))
-            return err;
-        dra_doc *both;
-        if ((err = normalize(s, &pitems, &sonly, &set, &ov, mk, kind == DRA_DOC_MAP && maps, &both)))
-            return err;
-        if ((err = dra_doc_map_set(s->a, orig, okey, both)))
-            return err;
-        api_patch_map_del(patch, okey);
-        i = 0; /* the patch map shrank: start over (processed keys are gone) */
+        i = 0; /* the patch map shrank: start over */
     }
     return DRA_OK;
 }
