@@ -51,9 +51,11 @@ void dra_store_obj_unref(dra_store_obj *o);
 
 typedef struct dra_store_opts {
     /* Events kept for watchers: the history is trimmed (oldest first,
-     * across all resources) once its values hold more than
-     * max(3/4 of the live bytes, history_min_bytes) or it has more than
-     * history_max_events events. 0: defaults (8 MiB, 1,000,000). */
+     * across all resources) once the states it holds that are no longer
+     * current (superseded or deleted; a current state costs nothing, its
+     * bytes are the object's) pass max(3/4 of the live bytes,
+     * history_min_bytes), or it has more than history_max_events events.
+     * 0: defaults (1 MiB, 1,000,000). */
     size_t history_min_bytes;
     size_t history_max_events;
     /* Events removed per compaction transaction (0: 256); each such
@@ -213,7 +215,8 @@ typedef struct dra_store_stats {
     size_t objects;        /* live objects */
     size_t live_bytes;     /* bytes of their values */
     size_t history_events; /* events kept */
-    size_t history_bytes;  /* bytes of their values */
+    size_t history_bytes;  /* bytes of the states they keep that are not
+                            * current (what compaction bounds) */
     uint64_t rv;
     uint64_t batches;      /* transactions committed for writes */
     uint64_t writes;       /* writes committed */

@@ -37,6 +37,7 @@ typedef struct sentry {
 typedef struct sevent {
     uint64_t rv;
     int type;
+    int counted; /* obj is not its object's current state: history bytes */
     sval *obj, *prev;
 } sevent;
 
@@ -249,8 +250,24 @@ static dra_err ring_push(dra_store *s, sres *r, const sevent *ev)
     *ring_at(r, r->n) = *ev;
     r->n++;
     s->hist_events++;
-    s->hist_bytes += ev->obj->pub.len;
+    if (ev->counted)
+        s->hist_bytes += ev->obj->pub.len;
     return DRA_OK;
+}
+
+/* Index of the first event with rv > |after| (r->n when none). */
+static size_t ring_after(sres *r, uint64_t after);
+
+/* The event that recorded state |rv| is superseded: its bytes now count
+ * as history (the database filled them in the same transaction). */
+static void ring_supersede(dra_store *s, sres *r, uint64_t rv)
+{
+    size_t i = ring_after(r, rv - 1);
+    sevent *ev;
+    if (i >= r->n || (ev = ring_at(r, i))->rv != rv || ev->counted)
+        return;
+    ev->counted = 1;
+    s->hist_bytes += ev->obj->pub.len;
 }
 
 /* Index of the first event with rv > |after| (r->n when none). */
@@ -309,16 +326,20 @@ static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
 
 typedef struct loader {
     dra_store *s;
-    dra_map byid; /* decimal id -> sres */
-    dra_map last; /* "res\x01ns/name" -> last event value (borrowed ref) */
+    dra_map byid; /* id bytes -> sres */
+    dra_map last; /* id bytes + "ns/name" -> last event value (borrowed) */
     dra_arena a;
+    int64_t last_id; /* rows come grouped: remember the last lookup */
+    sres *last_r;
 } loader;
 
 static sres *load_res(loader *l, int64_t id)
 {
-    char k[24];
-    int n = snprintf(k, sizeof k, "%lld", (long long)id);
-    return dra_map_get(&l->byid, k, (size_t)n);
+    if (l->last_r && l->last_id == id)
+        return l->last_r;
+    l->last_r = dra_map_get(&l->byid, (const char *)&id, sizeof id);
+    l->last_id = id;
+    return l->last_r;
 }
 
 static dra_err load_resource(void *ud, int64_t id, const char *name,
@@ -331,10 +352,11 @@ static dra_err load_resource(void *ud, int64_t id, const char *name,
         return DRA_ENOMEM;
     r->id = id;
     r->compacted_rv = crv;
-    k = dra_arena_sprintf(&l->a, "%lld", (long long)id);
+    k = dra_arena_alloc(&l->a, sizeof id);
     if (!k)
         return DRA_ENOMEM;
-    return dra_map_put(&l->byid, k, strlen(k), r);
+    memcpy(k, &id, sizeof id);
+    return dra_map_put(&l->byid, k, sizeof id, r);
 }
 
 static dra_err load_object(void *ud, int64_t res, const char *ns,
@@ -367,26 +389,34 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
     char key[KEY_MAX], *lk;
     size_t kl = make_key(key, ns, name);
     sentry *e;
-    sevent ev = {rv, type, NULL, NULL};
+    sevent ev = {rv, type, 0, NULL, NULL};
     if (!r || !kl || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
         return DRA_OK;
     e = dra_map_get(&r->objs, key, kl);
     /* The newest event of a live object holds the same bytes as the
      * object: share them. */
-    if (e && e->cur->pub.rv == rv)
+    /* A NULL value is the object's current state: share its bytes. */
+    if (!value && e && e->cur->pub.rv == rv)
         ev.obj = sval_ref(e->cur);
+    else if (!value)
+        return DRA_OK; /* a state no longer known: nothing to replay */
     else if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv,
                                  ns, name)))
         return DRA_ENOMEM;
-    lk = dra_arena_sprintf(&l->a, "%lld\x01%s", (long long)res, key);
+    ev.counted = value != NULL;
+    /* The previous state of the key, for watch filters, is the value of
+     * its previous event: tracked by (resource id, key). */
+    lk = dra_arena_alloc(&l->a, sizeof res + kl);
     if (!lk) {
         sval_unref(ev.obj);
         return DRA_ENOMEM;
     }
+    memcpy(lk, &res, sizeof res);
+    memcpy(lk + sizeof res, key, kl);
     if (type != DRA_STORE_ADDED)
-        ev.prev = sval_ref(dra_map_get(&l->last, lk, strlen(lk)));
+        ev.prev = sval_ref(dra_map_get(&l->last, lk, sizeof res + kl));
     if (ring_push(l->s, r, &ev) ||
-        dra_map_put(&l->last, lk, strlen(lk), ev.obj)) {
+        dra_map_put(&l->last, lk, sizeof res + kl, ev.obj)) {
         sval_unref(ev.obj);
         sval_unref(ev.prev);
         return DRA_ENOMEM;
@@ -444,7 +474,7 @@ dra_err dra_store_open(const char *path, const dra_store_opts *opts,
     if (opts)
         s->opts = *opts;
     if (!s->opts.history_min_bytes)
-        s->opts.history_min_bytes = 8u << 20;
+        s->opts.history_min_bytes = 1u << 20;
     if (!s->opts.history_max_events)
         s->opts.history_max_events = 1000000;
     if (!s->opts.compact_step)
@@ -723,9 +753,15 @@ static dra_err batch_sql(dra_store *s, wreq *q)
     else
         e = sdb_put(s->db, q->r->id, w->ns, w->name, v->pub.rv, v->pub.json,
                     v->pub.len, w->msg, sizeof w->msg);
+    /* The event row gets bytes only for a DELETED state; a live state's
+     * bytes are in the objects row until the next write fills them in. */
     if (!e)
         e = sdb_event(s->db, v->pub.rv, q->type, q->r->id, w->ns, w->name,
-                      v->pub.json, v->pub.len, w->msg, sizeof w->msg);
+                      q->type == DRA_STORE_DELETED ? v->pub.json : NULL,
+                      v->pub.len, w->msg, sizeof w->msg);
+    if (!e && q->prev)
+        e = sdb_event_fill(s->db, q->prev->pub.rv, q->prev->pub.json,
+                           q->prev->pub.len, w->msg, sizeof w->msg);
     return e;
 }
 
@@ -754,7 +790,10 @@ static void batch_apply(dra_store *s, wreq **b, size_t n, uint64_t rv)
             continue;
         ev.rv = q->val->pub.rv;
         ev.type = q->type;
+        ev.counted = q->type == DRA_STORE_DELETED;
         ev.obj = sval_ref(q->val);
+        if (q->prev)
+            ring_supersede(s, q->r, q->prev->pub.rv);
         ev.prev = q->prev; /* the event takes the request's reference */
         q->prev = NULL;
         /* Memory for the index entry or the ring can fail after the
@@ -915,7 +954,8 @@ static int compact_step(dra_store *s)
         k = res_index(s, r);
         ev = ring_at(r, skip[k]++);
         upto = ev->rv;
-        freed += ev->obj->pub.len;
+        if (ev->counted)
+            freed += ev->obj->pub.len;
         dropped++;
         if (s->hist_bytes - freed <= hist_budget(s) / 10 * 9 &&
             (s->hist_events - dropped) * 10 <= s->opts.history_max_events * 9)
@@ -949,7 +989,8 @@ static int compact_step(dra_store *s)
         while (r->n && ring_at(r, 0)->rv <= upto) {
             sevent *ev = ring_at(r, 0);
             r->compacted_rv = ev->rv;
-            s->hist_bytes -= ev->obj->pub.len;
+            if (ev->counted)
+                s->hist_bytes -= ev->obj->pub.len;
             s->hist_events--;
             sval_unref(ev->obj);
             sval_unref(ev->prev);

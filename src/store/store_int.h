@@ -22,7 +22,8 @@ typedef struct sdb_load_cb {
     /* A current object. |value| is borrowed for the call. */
     dra_err (*object)(void *ud, int64_t res, const char *ns, const char *name,
                       uint64_t rv, const char *value, size_t len);
-    /* A history event, in increasing rv order. */
+    /* A history event, in increasing rv order; |value| NULL when the
+     * event holds the current state of its object (share the object's). */
     dra_err (*event)(void *ud, uint64_t rv, int type, int64_t res,
                      const char *ns, const char *name, const char *value,
                      size_t len);
@@ -52,10 +53,15 @@ DRA_HIDDEN dra_err sdb_put(store_db *db, int64_t res, const char *ns,
                            size_t len, char *msg, size_t cap);
 DRA_HIDDEN dra_err sdb_del(store_db *db, int64_t res, const char *ns,
                            const char *name, char *msg, size_t cap);
+/* |value| NULL: the event is its object's current state (see schema). */
 DRA_HIDDEN dra_err sdb_event(store_db *db, uint64_t rv, int type, int64_t res,
                              const char *ns, const char *name,
                              const char *value, size_t len, char *msg,
                              size_t cap);
+/* Gives the event at |rv| its bytes, now that a later write superseded
+ * the state it recorded (no-op when compacted or already filled). */
+DRA_HIDDEN dra_err sdb_event_fill(store_db *db, uint64_t rv, const char *value,
+                                  size_t len, char *msg, size_t cap);
 DRA_HIDDEN dra_err sdb_set_rv(store_db *db, uint64_t rv, char *msg, size_t cap);
 DRA_HIDDEN dra_err sdb_commit(store_db *db, char *msg, size_t cap);
 DRA_HIDDEN void sdb_rollback(store_db *db);

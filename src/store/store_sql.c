@@ -21,6 +21,7 @@ enum {
     Q_PUT,
     Q_DEL,
     Q_EVENT,
+    Q_EVENT_FILL,
     Q_SET_RV,
     Q_RES_ADD,
     Q_COMPACT_EVENTS,
@@ -39,6 +40,7 @@ static const char *const queries[Q_N] = {
     "DELETE FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
     ("INSERT INTO events(rv, type, res, ns, name, value) "
      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+    "UPDATE events SET value = ?2 WHERE rv = ?1 AND value IS NULL",
     "UPDATE meta SET rv = ?1",
     "INSERT INTO resources(name, compacted_rv) VALUES (?1, 0)",
     "DELETE FROM events WHERE rv <= ?1",
@@ -55,12 +57,15 @@ static const char schema[] =
     " id INTEGER PRIMARY KEY, res INTEGER NOT NULL, ns TEXT NOT NULL,"
     " name TEXT NOT NULL, rv INTEGER NOT NULL, value BLOB NOT NULL);"
     "CREATE UNIQUE INDEX IF NOT EXISTS objects_key ON objects(res, ns, name);"
+    /* An event's value is NULL while it is its object's current state
+     * (the objects row holds those bytes); the write that supersedes it
+     * fills it in. So history costs only superseded states on disk. */
     "CREATE TABLE IF NOT EXISTS events("
     " rv INTEGER PRIMARY KEY, type INTEGER NOT NULL, res INTEGER NOT NULL,"
-    " ns TEXT NOT NULL, name TEXT NOT NULL, value BLOB NOT NULL);"
+    " ns TEXT NOT NULL, name TEXT NOT NULL, value BLOB);"
     "CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),"
     " format INTEGER NOT NULL, rv INTEGER NOT NULL);"
-    "INSERT OR IGNORE INTO meta(id, format, rv) VALUES (1, 1, 0);";
+    "INSERT OR IGNORE INTO meta(id, format, rv) VALUES (1, 2, 0);";
 
 struct store_db {
     const dra_mem *mem;
@@ -292,7 +297,7 @@ static dra_err load_rows(store_db *db, int events, const sdb_load_cb *cb,
         size_t len = (size_t)sqlite3_column_bytes(st, 4);
         if (!ns || !name)
             continue;
-        if (!v)
+        if (!v && !events)
             v = "";
         if (rv > *maxrv)
             *maxrv = rv;
@@ -319,8 +324,8 @@ dra_err sdb_load(store_db *db, const sdb_load_cb *cb, uint64_t *rv, dra_diag *d)
         dra_diag_add(d, "", 0, 0, "%s", sqlite3_errmsg(db->h));
         return DRA_EIO;
     }
-    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 1) {
-        dra_diag_add(d, "", 0, 0, "not a dra store (format 1)");
+    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 2) {
+        dra_diag_add(d, "", 0, 0, "not a dra store (format 2)");
         sqlite3_finalize(st);
         return DRA_EIO;
     }
@@ -408,9 +413,20 @@ dra_err sdb_event(store_db *db, uint64_t rv, int type, int64_t res,
     if (rc == SQLITE_OK)
         rc = bind_text(st, 5, name);
     if (rc == SQLITE_OK)
-        rc = bind_blob(st, 6, value, len);
+        rc = value ? bind_blob(st, 6, value, len) : sqlite3_bind_null(st, 6);
     dra_err e = bound(db, Q_EVENT, rc, msg, cap);
     return e ? e : step(db, Q_EVENT, msg, cap);
+}
+
+dra_err sdb_event_fill(store_db *db, uint64_t rv, const char *value, size_t len,
+                       char *msg, size_t cap)
+{
+    sqlite3_stmt *st = db->q[Q_EVENT_FILL];
+    int rc = sqlite3_bind_int64(st, 1, (sqlite3_int64)rv);
+    if (rc == SQLITE_OK)
+        rc = bind_blob(st, 2, value, len);
+    dra_err e = bound(db, Q_EVENT_FILL, rc, msg, cap);
+    return e ? e : step(db, Q_EVENT_FILL, msg, cap);
 }
 
 dra_err sdb_set_rv(store_db *db, uint64_t rv, char *msg, size_t cap)
