@@ -77,7 +77,7 @@ def stop(p, sig=signal.SIGTERM):
     if p.poll() is None:
         p.send_signal(sig)
         try:
-            p.wait(10)
+            p.wait(60)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
@@ -219,7 +219,9 @@ def run(tmp):
                FEATURE_GATES="NVMLDeviceHealthCheck=true")
     env.pop("DRA_FAKE_NVML_CONFIG", None)
     env["DRA_FAKE_NVML_DEV_ROOT"] = root + "/dev"
-    args = [BUILD + "/dra-gpu-plugin", "--kubeconfig", api.kubeconfig,
+    # Under the valgrind pass the plugin runs inside memcheck too.
+    launcher = os.environ.get("DRA_TEST_LAUNCHER", "").split()
+    args = launcher + [BUILD + "/dra-gpu-plugin", "--kubeconfig", api.kubeconfig,
             "--kubelet-registrar-directory-path", reg_dir,
             "--kubelet-plugins-directory-path", plug_dir,
             "--healthcheck-port", "0", "--healthcheck-address", "127.0.0.1"]
@@ -227,10 +229,10 @@ def run(tmp):
     plugin = start(args, env=env, stderr=errlog)
     reg_sock = reg_dir + "/gpu.nvidia.com-reg.sock"
     dra_sock = plug_dir + "/gpu.nvidia.com/dra.sock"
-    wait_for(lambda: os.path.exists(reg_sock), "the registration socket")
+    wait_for(lambda: os.path.exists(reg_sock), "the registration socket", 120)
 
     # The published slice.
-    sl = wait_for(lambda: api.slices(), "a ResourceSlice")
+    sl = wait_for(lambda: api.slices(), "a ResourceSlice", 60)
     check(len(sl) == 1, "one slice")
     s = sl[0]
     check(s["spec"]["driver"] == "gpu.nvidia.com" and s["spec"]["nodeName"] == NODE, "driver/node")
@@ -299,7 +301,8 @@ def run(tmp):
     # Restart between prepare and unprepare.
     check(stop(plugin) == 0, "plugin exit status")
     plugin = start(args, env=env, stderr=errlog)
-    wait_for(lambda: os.path.exists(reg_sock) and os.path.exists(dra_sock), "the restarted plugin")
+    wait_for(lambda: os.path.exists(reg_sock) and os.path.exists(dra_sock), "the restarted plugin",
+             120)
     b1 = pb["b1g"].DRAPluginStub(channel("unix:" + dra_sock))
     bclaim = pb["b1"].Claim(namespace="default", uid=uid, name="gpu-claim")
     resp = b1.NodePrepareResources(pb["b1"].NodePrepareResourcesRequest(claims=[bclaim]), timeout=45)
@@ -370,7 +373,7 @@ def run(tmp):
             if d["name"] == "gpu-1" and d.get("taints"):
                 return d["taints"]
         return None
-    t = wait_for(tainted, "the XID taint")
+    t = wait_for(tainted, "the XID taint", 60)
     check(t[0]["key"] == "gpu.nvidia.com/xid" and t[0]["value"] == "79" and
           t[0]["effect"] == "NoSchedule", "taint %s" % t)
     gen1 = api.slices()[0]["spec"]["pool"]["generation"]
@@ -385,14 +388,14 @@ def run(tmp):
           r.claims["u-two"].error)
     with open(events, "a") as f:
         f.write("clear gpu-1\n")
-    wait_for(lambda: not tainted(), "recovery")
+    wait_for(lambda: not tainted(), "recovery", 60)
     r = v1.NodePrepareResources(pb["v1"].NodePrepareResourcesRequest(claims=[c2]), timeout=45)
     check(r.claims["u-two"].error == "", r.claims["u-two"].error)
     log("XID taint, refused prepare, recovery: ok")
 
     # Uninstall: --cleanup removes this node's slices.
     check(stop(plugin) == 0, "plugin exit status")
-    subprocess.run(args + ["--cleanup"], env=env, check=True, stderr=errlog)
+    subprocess.run(args + ["--cleanup"], env=env, check=True, stderr=errlog, timeout=120)
     check(api.slices() == [], "slices removed")
     log("cleanup: slices removed")
 
