@@ -62,9 +62,12 @@ const api_openapi_field *api_openapi_field_find(const api_openapi_type *t, const
     return NULL;
 }
 
+/* kube-openapi answers with the dotted form: the "@v1.0" spelling kubectl
+ * asks for is no valid media type, and kubectl 1.27/1.28 parse the reply's
+ * Content-Type with Go's mime.ParseMediaType before using the body. */
 const char *api_openapi_v2_content_type(void)
 {
-    return "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    return "application/com.github.proto-openapi.spec.v2.v1.0+protobuf";
 }
 
 /* ---- document building ------------------------------------------------------- */

@@ -62,7 +62,7 @@ static void test_index(void **state)
     assert_int_equal(api_openapi_v3_hash("apis/apps/v1", h3), DRA_ENOTFOUND);
     assert_int_equal(api_openapi_v3_doc("apis/resource.k8s.io/v1alpha3", &b, NULL), DRA_ENOTFOUND);
     assert_string_equal(api_openapi_v2_content_type(),
-                        "application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+                        "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
     dra_buf_fini(&b);
     dra_arena_fini(&a);
 }
