@@ -167,7 +167,7 @@ dra_err plugin_cp_encode(const plugin_cp *cp, dra_arena *a, dra_buf *out)
     return e;
 }
 
-dra_err plugin_cp_write(const char *dir, const plugin_cp *cp, const dra_mem *mem,
+dra_err plugin_cp_write(const char *dir, const plugin_cp *cp, const dra_mem *mem, int sync,
                         dra_diag *d)
 {
     dra_arena a;
@@ -176,7 +176,7 @@ dra_err plugin_cp_write(const char *dir, const plugin_cp *cp, const dra_mem *mem
     dra_buf_init(&out, mem);
     dra_err e = plugin_cp_encode(cp, &a, &out);
     if (e == DRA_OK)
-        e = plugin_write_atomic(dir, PLUGIN_CP_FILE, out.p, out.len, 0600, 1, d);
+        e = plugin_write_atomic(dir, PLUGIN_CP_FILE, out.p, out.len, 0600, sync, d);
     dra_buf_fini(&out);
     dra_arena_fini(&a);
     return e;

@@ -293,8 +293,8 @@ dra_err plugin_cp_decode(dra_arena *a, const char *text, size_t len,
 dra_err plugin_cp_read(const char *dir, dra_arena *a, plugin_cp *cp,
                        dra_diag *d) DRA_HIDDEN;
 /* Replaces <dir>/checkpoint.json (0600) atomically, file and directory
- * fsync'ed. DRA_OK; DRA_EIO with the reason in |d|; DRA_ENOMEM. */
-dra_err plugin_cp_write(const char *dir, const plugin_cp *cp, const dra_mem *mem,
+ * synced when |sync|. DRA_OK; DRA_EIO with the reason in |d|; DRA_ENOMEM. */
+dra_err plugin_cp_write(const char *dir, const plugin_cp *cp, const dra_mem *mem, int sync,
                         dra_diag *d) DRA_HIDDEN;
 
 /* ---- opaque configuration (config.c) ------------------------------------------ */
@@ -401,7 +401,7 @@ struct dra_plugin {
     size_t n_devs;
     plugin_cdi_env cdi;
     const char *mps_control; /* local path of nvidia-cuda-mps-control */
-    int checkpoint_sync;     /* fsync checkpoint and CDI files (1) */
+    int checkpoint_sync;     /* sync the checkpoint (1; 0 only in tests) */
 
     pthread_mutex_t mu; /* devs' health, busy set, registration, slices */
     pthread_cond_t cond;

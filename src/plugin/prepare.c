@@ -109,18 +109,7 @@ static dra_err cp_txn(dra_plugin *p, cp_fn fn, void *ud, char *err, size_t cap)
     e = fn(p, &cp, &a, ud, &dirty);
     if (e == DRA_OK && dirty) {
         cp.boot_id = p->boot_id;
-        e = p->checkpoint_sync ? plugin_cp_write(p->plugin_dir, &cp, p->mem, &d)
-                               : DRA_OK;
-        if (!p->checkpoint_sync) {
-            /* Benchmarks and tests of the fsync cost only. */
-            dra_buf text;
-            dra_buf_init(&text, p->mem);
-            e = plugin_cp_encode(&cp, &a, &text);
-            if (e == DRA_OK)
-                e = plugin_write_atomic(p->plugin_dir, PLUGIN_CP_FILE, text.p, text.len,
-                                        0600, 0, &d);
-            dra_buf_fini(&text);
-        }
+        e = plugin_cp_write(p->plugin_dir, &cp, p->mem, p->checkpoint_sync, &d);
         if (e != DRA_OK)
             snprintf(err, cap, "unable to update checkpoint: %s",
                      dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(e));
@@ -396,6 +385,55 @@ static dra_err group_results(dra_plugin *p, prep *x, const plugin_cfg *cfgs, siz
     return DRA_OK;
 }
 
+/* TimeSlicing on the group's full GPUs (NVIDIA's SetTimeSlice). */
+static dra_err apply_ts(dra_plugin *p, prep *x, const plugin_cfg *c, const char *requests,
+                        const char **gpus, size_t ngpu, plugin_cp_group *cg)
+{
+    char why[ERRCAP / 2];
+    if (c->mps_set) {
+        snprintf(x->err, sizeof(x->err),
+                 "error getting timeslice config for requests '%s' in claim '%s': cannot "
+                 "use MpsConfig with the 'TimeSlicing' strategy",
+                 requests, x->uid);
+        return DRA_EINVAL;
+    }
+    if (!c->ts_set || ngpu == 0)
+        return DRA_OK;
+    if (plugin_ts_set(p, gpus, ngpu, plugin_cfg_interval(c->interval), why, sizeof(why)) !=
+        DRA_OK) {
+        snprintf(x->err, sizeof(x->err),
+                 "error setting timeslice config for requests '%s' in claim '%s': %s", requests,
+                 x->uid, why);
+        return DRA_EIO;
+    }
+    cg->timeslice = 1;
+    return DRA_OK;
+}
+
+/* MPS for the group: one control daemon, edits for each device. */
+static dra_err apply_mps(dra_plugin *p, prep *x, plugin_cfg *c, const char **uuids, size_t nu,
+                         const char **gpus, size_t ngpu, plugin_cp_group *cg,
+                         plugin_edits **edits)
+{
+    char why[ERRCAP / 2];
+    if (p->o.gates.dynamic_mig) {
+        snprintf(x->err, sizeof(x->err),
+                 "MPS is not yet supported when using featureGates.DynamicMIG=true");
+        return DRA_EUNSUPPORTED;
+    }
+    if (c->kind == PLUGIN_CFG_GPU && c->ts_set) {
+        snprintf(x->err, sizeof(x->err), "error getting MPS configuration: cannot use "
+                                         "TimeSlicingConfig with the 'MPS' strategy");
+        return DRA_EINVAL;
+    }
+    dra_err e = plugin_mps_start(p, x->a, x->uid, uuids, nu, gpus, ngpu,
+                                 c->mps_set ? &c->mps : NULL, &cg->mps_id, edits, why,
+                                 sizeof(why));
+    if (e != DRA_OK)
+        snprintf(x->err, sizeof(x->err), "%s", why);
+    return e;
+}
+
 /* Normalize, Validate and apply one group's config; fills its
  * checkpoint group's config state and the edits its devices get. */
 static dra_err apply_group(dra_plugin *p, prep *x, plugin_cfg *c, const pgroup *g,
@@ -428,45 +466,12 @@ static dra_err apply_group(dra_plugin *p, prep *x, plugin_cfg *c, const pgroup *
     }
     int ts = c->has_sharing && strcmp(c->strategy, "TimeSlicing") == 0;
     int mps = c->has_sharing && strcmp(c->strategy, "MPS") == 0;
-    if (gates->time_slicing_settings && ts && c->kind == PLUGIN_CFG_GPU) {
-        if (c->mps_set) {
-            snprintf(x->err, sizeof(x->err),
-                     "error getting timeslice config for requests '%s' in claim '%s': cannot "
-                     "use MpsConfig with the 'TimeSlicing' strategy",
-                     fmt_requests(x->a, al, g), x->uid);
-            return DRA_EINVAL;
-        }
-        if (c->ts_set && ngpu) {
-            if (plugin_ts_set(p, gpus, ngpu, plugin_cfg_interval(c->interval), why,
-                              sizeof(why)) != DRA_OK) {
-                snprintf(x->err, sizeof(x->err),
-                         "error setting timeslice config for requests '%s' in claim '%s': %s",
-                         fmt_requests(x->a, al, g), x->uid, why);
-                return DRA_EIO;
-            }
-            cg->timeslice = 1;
-        }
-    }
-    if (gates->mps_support && mps) {
-        if (gates->dynamic_mig) {
-            snprintf(x->err, sizeof(x->err),
-                     "MPS is not yet supported when using featureGates.DynamicMIG=true");
-            return DRA_EUNSUPPORTED;
-        }
-        if (c->kind == PLUGIN_CFG_GPU && c->ts_set) {
-            snprintf(x->err, sizeof(x->err), "error getting MPS configuration: cannot use "
-                                             "TimeSlicingConfig with the 'MPS' strategy");
-            return DRA_EINVAL;
-        }
-        dra_err e = plugin_mps_start(p, x->a, x->uid, uuids, nu, gpus, ngpu,
-                                     c->mps_set ? &c->mps : NULL, &cg->mps_id, edits, why,
-                                     sizeof(why));
-        if (e != DRA_OK) {
-            snprintf(x->err, sizeof(x->err), "%s", why);
-            return e;
-        }
-    }
-    return DRA_OK;
+    dra_err e = DRA_OK;
+    if (gates->time_slicing_settings && ts && c->kind == PLUGIN_CFG_GPU)
+        e = apply_ts(p, x, c, fmt_requests(x->a, al, g), gpus, ngpu, cg);
+    if (e == DRA_OK && gates->mps_support && mps)
+        e = apply_mps(p, x, c, uuids, nu, gpus, ngpu, cg, edits);
+    return e;
 }
 
 static dra_err fill_group(dra_plugin *p, prep *x, const pgroup *g, plugin_devstate **devs,
@@ -509,37 +514,11 @@ static dra_err fill_group(dra_plugin *p, prep *x, const pgroup *g, plugin_devsta
     return DRA_OK;
 }
 
-/* Everything between PrepareStarted and PrepareCompleted. */
-static dra_err prepare_devices(dra_plugin *p, prep *x)
+/* The claim's CDI spec from the prepared groups. */
+static dra_err write_cdi(dra_plugin *p, prep *x, const pgroup *groups, size_t ng,
+                         plugin_devstate **devs, plugin_edits **edits, size_t n_dev)
 {
-    const dra_allocation_result *al = x->claim->u.claim.status.allocation;
-    plugin_cfg *cfgs;
-    size_t n_cfg, ng;
-    char why[ERRCAP / 2];
-    dra_err e = plugin_cfg_collect(x->a, al, &p->o.gates, &cfgs, &n_cfg, why, sizeof(why));
-    if (e != DRA_OK) {
-        snprintf(x->err, sizeof(x->err), "%s", why);
-        return e;
-    }
-    pgroup *groups;
-    plugin_devstate **devs;
-    if ((e = group_results(p, x, cfgs, n_cfg, &groups, &ng, &devs)) != DRA_OK)
-        return e;
-    x->groups = dra_arena_array(x->a, ng ? ng : 1, sizeof(*x->groups));
-    plugin_edits **edits = dra_arena_array(x->a, ng ? ng : 1, sizeof(plugin_edits *));
-    if (!x->groups || !edits)
-        return DRA_ENOMEM;
-    x->n_groups = ng;
-    size_t n_dev = 0;
-    for (size_t i = 0; i < ng; i++) {
-        e = apply_group(p, x, &cfgs[groups[i].cfg], &groups[i], devs, &x->groups[i],
-                        &edits[i]);
-        if (e == DRA_OK)
-            e = fill_group(p, x, &groups[i], devs, &x->groups[i]);
-        if (e != DRA_OK)
-            return e;
-        n_dev += groups[i].n;
-    }
+    dra_err e;
     plugin_cdi_dev *cdevs = dra_arena_array(x->a, n_dev ? n_dev : 1, sizeof(*cdevs));
     if (!cdevs)
         return DRA_ENOMEM;
@@ -577,6 +556,40 @@ static dra_err prepare_devices(dra_plugin *p, prep *x)
                  dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(e));
     dra_diag_fini(&d);
     return e;
+}
+
+/* Everything between PrepareStarted and PrepareCompleted. */
+static dra_err prepare_devices(dra_plugin *p, prep *x)
+{
+    const dra_allocation_result *al = x->claim->u.claim.status.allocation;
+    plugin_cfg *cfgs;
+    size_t n_cfg, ng;
+    char why[ERRCAP / 2];
+    dra_err e = plugin_cfg_collect(x->a, al, &p->o.gates, &cfgs, &n_cfg, why, sizeof(why));
+    if (e != DRA_OK) {
+        snprintf(x->err, sizeof(x->err), "%s", why);
+        return e;
+    }
+    pgroup *groups;
+    plugin_devstate **devs;
+    if ((e = group_results(p, x, cfgs, n_cfg, &groups, &ng, &devs)) != DRA_OK)
+        return e;
+    x->groups = dra_arena_array(x->a, ng ? ng : 1, sizeof(*x->groups));
+    plugin_edits **edits = dra_arena_array(x->a, ng ? ng : 1, sizeof(plugin_edits *));
+    if (!x->groups || !edits)
+        return DRA_ENOMEM;
+    x->n_groups = ng;
+    size_t n_dev = 0;
+    for (size_t i = 0; i < ng; i++) {
+        e = apply_group(p, x, &cfgs[groups[i].cfg], &groups[i], devs, &x->groups[i],
+                        &edits[i]);
+        if (e == DRA_OK)
+            e = fill_group(p, x, &groups[i], devs, &x->groups[i]);
+        if (e != DRA_OK)
+            return e;
+        n_dev += groups[i].n;
+    }
+    return write_cdi(p, x, groups, ng, devs, edits, n_dev);
 }
 
 static const char *claim_string(dra_arena *a, const dra_object *c)

@@ -487,7 +487,7 @@ static void test_recovery(void **state)
     plugin_cp_claim half = {"u-half", PLUGIN_CP_STARTED, "c", "default", NULL, NULL, 0};
     assert_int_equal(plugin_cp_put(&cp, &a, &half), DRA_OK);
     cp.boot_id = x->p->boot_id;
-    assert_int_equal(plugin_cp_write(x->p->plugin_dir, &cp, NULL, NULL), DRA_OK);
+    assert_int_equal(plugin_cp_write(x->p->plugin_dir, &cp, NULL, 1, NULL), DRA_OK);
     char p1[600], p2[600];
     FILE *f = fopen(cdi_path(x, "u-half", p1, sizeof(p1)), "w");
     fputs("---\n", f);
