@@ -69,6 +69,7 @@ typedef struct wreq {
     size_t keylen;
     dra_err err;
     int done;
+    pthread_cond_t cv; /* signalled when done: only this producer wakes */
     sval *val;   /* built value (new state or DELETED state) */
     sval *prev;  /* the state it replaces */
     int type;
@@ -86,7 +87,7 @@ struct dra_store {
     uint64_t batches, writes, compactions, compact_max_us;
 
     pthread_mutex_t qlock;
-    pthread_cond_t qcv, donecv;
+    pthread_cond_t qcv;
     wreq *qhead, *qtail;
     int closing;
     pthread_t writer;
@@ -453,7 +454,6 @@ static void store_free(dra_store *s)
     pthread_rwlock_destroy(&s->lock);
     pthread_mutex_destroy(&s->qlock);
     pthread_cond_destroy(&s->qcv);
-    pthread_cond_destroy(&s->donecv);
     pthread_mutex_destroy(&s->wlock);
     pthread_mutex_destroy(&s->dblock);
     dra_free(s->mem, s);
@@ -483,7 +483,6 @@ dra_err dra_store_open(const char *path, const dra_store_opts *opts,
     pthread_rwlock_init(&s->lock, NULL);
     pthread_mutex_init(&s->qlock, NULL);
     pthread_cond_init(&s->qcv, NULL);
-    pthread_cond_init(&s->donecv, NULL);
     pthread_mutex_init(&s->wlock, NULL);
     pthread_mutex_init(&s->dblock, NULL);
     if ((e = sdb_open(path, &s->opts, mem, &s->db, d)) ||
@@ -634,9 +633,11 @@ dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
         return DRA_EINVAL;
     if (!w->json)
         w->json = "";
+    pthread_cond_init(&q.cv, NULL);
     pthread_mutex_lock(&s->qlock);
     if (s->closing) {
         pthread_mutex_unlock(&s->qlock);
+        pthread_cond_destroy(&q.cv);
         snprintf(w->msg, sizeof w->msg, "the store is closing");
         return DRA_EUNAVAILABLE;
     }
@@ -647,8 +648,9 @@ dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
     s->qtail = &q;
     pthread_cond_signal(&s->qcv);
     while (!q.done)
-        pthread_cond_wait(&s->donecv, &s->qlock);
+        pthread_cond_wait(&q.cv, &s->qlock);
     pthread_mutex_unlock(&s->qlock);
+    pthread_cond_destroy(&q.cv);
     if (q.err == DRA_OK) {
         w->rv = q.val->pub.rv;
         w->obj = &q.val->pub; /* the writer left one reference for us */
@@ -1064,9 +1066,10 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&s->qlock);
         batch_run(s, b, n);
         pthread_mutex_lock(&s->qlock);
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n; i++) {
             b[i]->done = 1;
-        pthread_cond_broadcast(&s->donecv);
+            pthread_cond_signal(&b[i]->cv);
+        }
     }
     pthread_mutex_unlock(&s->qlock);
     return NULL;
