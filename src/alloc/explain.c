@@ -175,10 +175,10 @@ static int classify(ectx *E, const s_alt *alt, a_dev *v, tally *t, reason *out)
             return DRA_ENOMEM;
         return visible ? 1 : 0;
     }
-    if (!alloc_cap_fit_total(v, alt))
-        *out = R_TOTALCAP;
-    else if (!visible)
+    if (!visible)
         *out = R_NODE;
+    else if (!alloc_cap_fit_total(v, alt))
+        *out = R_TOTALCAP;
     else if (p->state == A_POOL_INCOMPLETE)
         *out = R_INCOMPLETE;
     else if (p->state == A_POOL_INVALID)
