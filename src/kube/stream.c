@@ -22,6 +22,7 @@ typedef struct kube_stream {
     CURLcode result;
     int overflow;
     int headers_done; /* the blank line after the response headers */
+    int pending;      /* opened before the headers came: check them later */
     atomic_int canceled;
     char errbuf[CURL_ERROR_SIZE];
 } kube_stream;
@@ -107,6 +108,67 @@ static void await_headers(kube_stream *s, double deadline)
     }
 }
 
+static int request_sent(kube_stream *s)
+{
+    curl_off_t t = 0;
+    return curl_easy_getinfo(s->easy, CURLINFO_PRETRANSFER_TIME_T, &t) ==
+               CURLE_OK && t > 0;
+}
+
+/* The answer to a watch whose headers came late and were not 200, as the
+ * ERROR event a server would have sent: {"type":"ERROR","object":Status}.
+ * Consumes the body. */
+static dra_err refusal_line(kube_stream *s, long code, dra_buf *line)
+{
+    dra_kstatus st;
+    dra_arena a;
+    dra_doc *ev, *obj;
+    dra_err err = DRA_ENOMEM;
+    memset(&st, 0, sizeof st);
+    dra_cluster_status_decode((int)code, "GET",
+                              s->data.p ? s->data.p + s->start : NULL,
+                              s->data.len - s->start, s->k->mem, &st);
+    s->start = s->scan = s->data.len;
+    dra_arena_init(&a, s->k->mem);
+    ev = dra_doc_new_map(&a, 2);
+    obj = dra_doc_new_map(&a, 6);
+    if (ev && obj &&
+        !dra_doc_map_set(&a, obj, "kind", dra_doc_new_string(&a, "Status", 6)) &&
+        !dra_doc_map_set(&a, obj, "apiVersion", dra_doc_new_string(&a, "v1", 2)) &&
+        !dra_doc_map_set(&a, obj, "status",
+                         dra_doc_new_string(&a, "Failure", 7)) &&
+        !dra_doc_map_set(&a, obj, "message",
+                         dra_doc_new_string(&a, st.message, strlen(st.message))) &&
+        !dra_doc_map_set(&a, obj, "reason",
+                         dra_doc_new_string(&a, st.reason, strlen(st.reason))) &&
+        !dra_doc_map_set(&a, obj, "code", dra_doc_new_int(&a, code)) &&
+        !dra_doc_map_set(&a, ev, "type", dra_doc_new_string(&a, "ERROR", 5)) &&
+        !dra_doc_map_set(&a, ev, "object", obj))
+        err = dra_doc_to_json(ev, 0, line);
+    dra_arena_fini(&a);
+    return err;
+}
+
+/* For a stream opened before its headers: DRA_OK once they say 200
+ * (s->pending cleared), 1 while still waiting, or the result to return
+ * (a refusal turned into an ERROR line, DRA_EIO when no answer came). */
+static int check_pending(kube_stream *s, dra_buf *line, dra_err *res)
+{
+    long code;
+    if (!s->headers_done && !s->done)
+        return 1;
+    code = status_of(s);
+    if (code == 200 && s->headers_done) {
+        s->pending = 0;
+        return 0;
+    }
+    if (!s->done)
+        return 1; /* read the whole refusal first */
+    s->pending = 0;
+    *res = code ? refusal_line(s, code, line) : DRA_EIO;
+    return -1;
+}
+
 dra_err kube_watch_open(void *ud, const char *path, const char *query,
                         dra_watch_stream **out, dra_kstatus *st)
 {
@@ -140,6 +202,16 @@ dra_err kube_watch_open(void *ud, const char *path, const char *query,
     curl_multi_add_handle(s->multi, s->easy);
     deadline = kube_now_s() + (k->timeout_ms > 0 ? k->timeout_ms : 60000) / 1e3;
     await_headers(s, deadline);
+    if (!s->headers_done && !s->done && !atomic_load(&s->canceled) &&
+        request_sent(s)) {
+        /* Connected and asked, but the server holds its headers back
+         * (some send them with the first event). Go on; dra_watch_next
+         * checks the status when it comes and turns a refusal into an
+         * ERROR event. */
+        s->pending = 1;
+        *out = (dra_watch_stream *)s;
+        return DRA_OK;
+    }
     code = status_of(s);
     if (code == 0) {
         char *url = NULL;
@@ -194,6 +266,18 @@ dra_err kube_watch_next(void *ud, dra_watch_stream *ws, int timeout_ms,
     for (;;) {
         if (atomic_load(&s->canceled))
             return DRA_ECANCELED;
+        if (s->pending) {
+            dra_err res = DRA_OK;
+            int r = check_pending(s, line, &res);
+            if (r < 0)
+                return res;
+            if (r > 0) {
+                if (timeout_ms >= 0 && kube_now_s() >= deadline)
+                    return DRA_ETIMEOUT;
+                drive(s, timeout_ms >= 0 ? 50 : 1000);
+                continue;
+            }
+        }
         if (take_line(s, line))
             return line->oom ? DRA_ENOMEM : DRA_OK;
         if (s->overflow)

@@ -228,8 +228,12 @@ dra_err kube_setup(kube_t *k, CURL *h, const char *path, const char *query,
                                                        : CURL_HTTP_VERSION_1_1);
     if (k->share)
         curl_easy_setopt(h, CURLOPT_SHARE, k->share);
-    if (k->ca_path)
+    if (k->ca_path) {
+        /* Only this CA, as client-go does: without clearing CAPATH libcurl
+         * would also trust every system CA in /etc/ssl/certs. */
         curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_path);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+    }
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, k->insecure ? 0L : 1L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, k->insecure ? 0L : 2L);
     if (k->cert_path) {

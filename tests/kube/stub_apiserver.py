@@ -7,7 +7,7 @@ It serves GET/LIST (limit/continue)/POST/PUT/PATCH (merge)/DELETE and
 pods/NAME/binding for a few resources kept in memory, with one
 resourceVersion counter and a change history for watches (chunked
 newline-delimited events, bookmarks, ERROR 410 for compacted versions,
-HTTP 410 on request). Requests need a bearer token listed in DIR/tokens
+HTTP 410 on request, headers held back on request). Requests need a bearer token listed in DIR/tokens
 (re-read on every request) or a client certificate signed by DIR/ca.crt.
 Debug endpoints (authenticated): GET /debug/log (every request seen),
 POST /debug/expire (end every watch with ERROR 410 and forget history),
@@ -298,6 +298,13 @@ class Handler(BaseHTTPRequestHandler):
         split = q.get("fieldSelector") == "stub=split"
         if rv == "gone-http":
             return self.send_json(410, status(410, "Gone", "gone"))
+        if rv.startswith("late"):
+            # Headers held back past the client's request timeout.
+            time.sleep(3.0)
+            if rv == "late-gone":
+                return self.send_json(410, status(410, "Gone", "late gone"))
+            rv = ""
+        # (a late "" watch then lists like any other)
         kind, av = KINDS[res]
         timeout = float(q.get("timeoutSeconds", "60"))
         deadline = time.time() + timeout

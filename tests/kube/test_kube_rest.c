@@ -405,6 +405,7 @@ static void test_paging_and_errors(void **state)
 typedef struct worker {
     dra_cluster *c;
     int id, ok;
+    char why[1200]; /* the first failure */
 } worker;
 
 static void *work(void *arg)
@@ -412,19 +413,24 @@ static void *work(void *arg)
     worker *w = arg;
     dra_gvr claims = DRA_GVR_CLAIMS;
     dra_arena a;
+    dra_kstatus st;
     char body[128];
     dra_arena_init(&a, NULL);
     for (int i = 0; i < 15; i++) {
         dra_doc *obj = NULL, *out = NULL;
+        dra_err e1, e2 = DRA_OK;
         snprintf(body, sizeof body, "{\"metadata\":{\"name\":\"w%d-%d\"}}",
                  w->id, i);
         dra_doc_parse_json(&a, body, strlen(body), &obj, NULL);
-        if (dra_cluster_create(w->c, &claims, "par", obj, &a, NULL, NULL) ==
-                DRA_OK &&
-            dra_cluster_get(w->c, &claims, "par", dra_obj_name(obj), &a, &out,
-                            NULL) == DRA_OK &&
-            strcmp(dra_obj_name(out), dra_obj_name(obj)) == 0)
+        e1 = dra_cluster_create(w->c, &claims, "par", obj, &a, NULL, &st);
+        if (!e1)
+            e2 = dra_cluster_get(w->c, &claims, "par", dra_obj_name(obj), &a,
+                                 &out, &st);
+        if (!e1 && !e2 && strcmp(dra_obj_name(out), dra_obj_name(obj)) == 0)
             w->ok++;
+        else if (!w->why[0])
+            snprintf(w->why, sizeof w->why, "%s %s: %s", e1 ? "create" : "get",
+                     dra_errname(e1 ? e1 : e2), st.message);
         dra_arena_reset(&a);
     }
     dra_arena_fini(&a);
@@ -437,15 +443,19 @@ static void test_concurrent(void **state)
     worker w[4];
     pthread_t t[4];
     (void)state;
+    memset(w, 0, sizeof w);
     for (int i = 0; i < 4; i++) {
-        w[i] = (worker){c, i, 0};
+        w[i].c = c;
+        w[i].id = i;
         assert_int_equal(pthread_create(&t[i], NULL, work, &w[i]), 0);
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
-        assert_int_equal(w[i].ok, 15);
-    }
     dra_cluster_free(c);
+    for (int i = 0; i < 4; i++)
+        if (w[i].ok != 15)
+            fail_msg("worker %d: %d of 15; first failure: %s", i, w[i].ok,
+                     w[i].why);
 }
 
 typedef struct canceller {
@@ -569,6 +579,36 @@ static void test_watch(void **state)
         assert_int_equal(err, DRA_EIO);
     }
     dra_watch_close(w);
+
+    /* A server that holds its headers back past the request timeout: the
+     * watch opens anyway; its events, or its refusal as an ERROR event,
+     * come through next. */
+    {
+        dra_kube_config cfg;
+        dra_cluster *late;
+        base_cfg(&cfg);
+        cfg.timeout_ms = 1500; /* enough to connect, even under valgrind */
+        late = connect_cfg(&cfg);
+        o.timeout_seconds = 0;
+        o.resource_version = "late";
+        assert_int_equal(dra_cluster_watch(late, &claims, "w", &o, &w, &st),
+                         DRA_OK);
+        assert_int_equal(dra_watch_next(w, 10000, &a, &ev), DRA_OK);
+        assert_int_equal(ev.type, DRA_WATCH_ADDED);
+        assert_string_equal(dra_obj_name(ev.object), "c2");
+        dra_watch_close(w);
+        o.resource_version = "late-gone";
+        assert_int_equal(dra_cluster_watch(late, &claims, "w", &o, &w, &st),
+                         DRA_OK);
+        assert_int_equal(dra_watch_next(w, 10000, &a, &ev), DRA_OK);
+        assert_int_equal(ev.type, DRA_WATCH_ERROR);
+        assert_int_equal(dra_watch_event_err(&ev, &st), DRA_EGONE);
+        assert_int_equal(st.code, 410);
+        assert_string_equal(st.message, "late gone");
+        assert_int_equal(dra_watch_next(w, 10000, &a, &ev), DRA_EIO);
+        dra_watch_close(w);
+        dra_cluster_free(late);
+    }
     dra_arena_fini(&a);
     dra_cluster_free(c);
 }
