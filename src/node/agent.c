@@ -65,7 +65,7 @@ static void os_image(char *buf, size_t size)
                 v++;
                 v[strcspn(v, "\"")] = '\0';
             }
-            snprintf(buf, size, "%s", v);
+            node_errf(buf, size, "%s", v);
         }
     }
     if (f)

@@ -59,18 +59,18 @@ static const char *device_name_problem(const char *s, char *msg, size_t size)
     if (n == 0)
         return "invalid (empty) device name";
     if (!is_alnum(s[0])) {
-        snprintf(msg, size, "invalid class \"%s\", should start with a letter or digit", s);
+        node_errf(msg, size, "invalid class \"%s\", should start with a letter or digit", s);
         return msg;
     }
     for (size_t i = 1; i + 1 < n; i++) {
         char c = s[i];
         if (!is_alnum(c) && c != '_' && c != '-' && c != '.' && c != ':') {
-            snprintf(msg, size, "invalid character '%c' in device name \"%s\"", c, s);
+            node_errf(msg, size, "invalid character '%c' in device name \"%s\"", c, s);
             return msg;
         }
     }
     if (n > 1 && !is_alnum(s[n - 1])) {
-        snprintf(msg, size, "invalid name \"%s\", should end with a letter or digit", s);
+        node_errf(msg, size, "invalid name \"%s\", should end with a letter or digit", s);
         return msg;
     }
     return NULL;
@@ -341,35 +341,35 @@ static int edits_valid(const dra_node_cdi_edits *e, char *msg, size_t size)
 {
     const char *bad;
     if (!env_ok(e->env, e->n_env, &bad))
-        return snprintf(msg, size, "invalid container edits: invalid environment variable \"%s\"", bad), 0;
+        return node_errf(msg, size, "invalid container edits: invalid environment variable \"%s\"", bad), 0;
     for (size_t i = 0; i < e->n_device_nodes; i++) {
         const dra_node_cdi_device_node *dn = &e->device_nodes[i];
         if (!dn->path || !dn->path[0])
-            return snprintf(msg, size, "invalid (empty) device path"), 0;
+            return node_errf(msg, size, "invalid (empty) device path"), 0;
         if (strlen(dn->type) > 1 || (dn->type[0] && !strchr("bcup", dn->type[0])))
-            return snprintf(msg, size, "device \"%s\": invalid type \"%s\"", dn->path, dn->type), 0;
+            return node_errf(msg, size, "device \"%s\": invalid type \"%s\"", dn->path, dn->type), 0;
         if (dn->permissions && dn->permissions[0] && strcmp(dn->permissions, "none") != 0 &&
             strspn(dn->permissions, "rwm") != strlen(dn->permissions))
-            return snprintf(msg, size, "device \"%s\": invalid permissions \"%s\"", dn->path,
+            return node_errf(msg, size, "device \"%s\": invalid permissions \"%s\"", dn->path,
                             dn->permissions),
                    0;
     }
     for (size_t i = 0; i < e->n_hooks; i++) {
         const dra_node_cdi_hook *h = &e->hooks[i];
         if ((int)h->kind < 0)
-            return snprintf(msg, size, "invalid hook name \"%s\"", h->hook_name ? h->hook_name : ""), 0;
+            return node_errf(msg, size, "invalid hook name \"%s\"", h->hook_name ? h->hook_name : ""), 0;
         if (!h->path || !h->path[0])
-            return snprintf(msg, size, "invalid hook \"%s\" with empty path", h->hook_name), 0;
+            return node_errf(msg, size, "invalid hook \"%s\" with empty path", h->hook_name), 0;
         if (!env_ok(h->env, h->n_env, &bad))
-            return snprintf(msg, size, "invalid hook \"%s\": invalid environment variable \"%s\"",
+            return node_errf(msg, size, "invalid hook \"%s\": invalid environment variable \"%s\"",
                             h->hook_name, bad),
                    0;
     }
     for (size_t i = 0; i < e->n_mounts; i++) {
         if (!e->mounts[i].host_path || !e->mounts[i].host_path[0])
-            return snprintf(msg, size, "invalid mount, empty host path"), 0;
+            return node_errf(msg, size, "invalid mount, empty host path"), 0;
         if (!e->mounts[i].container_path || !e->mounts[i].container_path[0])
-            return snprintf(msg, size, "invalid mount, empty container path"), 0;
+            return node_errf(msg, size, "invalid mount, empty container path"), 0;
     }
     return 1;
 }

@@ -183,7 +183,7 @@ static const char *claim_name(const dra_doc *pod, const dra_doc *pc, int *skip, 
     if (n)
         return n;
     if (!node_doc_str(pc, "resourceClaimTemplateName")) {
-        snprintf(msg, size, "pod claim %s: neither resourceClaimName nor resourceClaimTemplateName is set",
+        node_errf(msg, size, "pod claim %s: neither resourceClaimName nor resourceClaimTemplateName is set",
                  pname ? pname : "");
         return NULL;
     }
@@ -196,7 +196,7 @@ static const char *claim_name(const dra_doc *pod, const dra_doc *pc, int *skip, 
             return n;
         }
     }
-    snprintf(msg, size, "waiting for the ResourceClaim of pod claim %s to be created", pname ? pname : "");
+    node_errf(msg, size, "waiting for the ResourceClaim of pod claim %s to be created", pname ? pname : "");
     return NULL;
 }
 
@@ -243,20 +243,20 @@ static dra_err check_claim(dra_node *n, const dra_doc *pod, const dra_doc *pc, d
         return *skip ? DRA_OK : DRA_ENOTFOUND;
     memset(&st, 0, sizeof st);
     if ((e = dra_cluster_get(n->c, &DRA_GVR_CLAIMS, ns, w->name, a, (dra_doc **)&claim, &st)) != DRA_OK) {
-        snprintf(msg, size, "fetch ResourceClaim %s referenced by pod %s: %s", w->name, pod_name,
+        node_errf(msg, size, "fetch ResourceClaim %s referenced by pod %s: %s", w->name, pod_name,
                  st.message[0] ? st.message : dra_strerror(e));
         return e;
     }
     w->uid = dra_obj_uid(claim);
     if (node_doc_str(pc, "resourceClaimTemplateName") && !owned_by(claim, pod_uid))
-        return snprintf(msg, size, "ResourceClaim %s was not created for pod %s/%s (pod is not owner)", w->name, ns,
+        return node_errf(msg, size, "ResourceClaim %s was not created for pod %s/%s (pod is not owner)", w->name, ns,
                         pod_name),
                DRA_EINVAL;
     if (!list_has_uid(node_doc_at(claim, "status.reservedFor"), "uid", pod_uid))
-        return snprintf(msg, size, "pod %s(%s) is not allowed to use ResourceClaim %s", pod_name, pod_uid, w->name),
+        return node_errf(msg, size, "pod %s(%s) is not allowed to use ResourceClaim %s", pod_name, pod_uid, w->name),
                DRA_EINVAL;
     if (!(results = node_doc_at(claim, "status.allocation.devices.results")) || results->kind != DRA_DOC_LIST)
-        return snprintf(msg, size, "ResourceClaim %s is not allocated", w->name), DRA_EINVAL;
+        return node_errf(msg, size, "ResourceClaim %s is not allocated", w->name), DRA_EINVAL;
     for (size_t i = 0; i < results->u.list.n; i++) {
         const char *drv = node_doc_str(results->u.list.items[i], "driver");
         size_t j = 0;
@@ -310,7 +310,7 @@ static dra_err call_driver(dra_node *n, const char *driver, node_claim **cs, siz
     dra_arena a;
     dra_err e;
     if (!p)
-        return snprintf(msg, size, "DRA driver %s is not registered", driver), DRA_EUNAVAILABLE;
+        return node_errf(msg, size, "DRA driver %s is not registered", driver), DRA_EUNAVAILABLE;
     if (cnt > 64)
         cnt = 64;
     for (size_t i = 0; i < cnt; i++)
@@ -323,7 +323,7 @@ static dra_err call_driver(dra_node *n, const char *driver, node_claim **cs, siz
                                               &res, &nres, &rs);
     node_plugin_put(n, p);
     if (e) {
-        snprintf(msg, size, "%s for driver %s: %s", prepare ? "NodePrepareResources" : "NodeUnprepareResources",
+        node_errf(msg, size, "%s for driver %s: %s", prepare ? "NodePrepareResources" : "NodeUnprepareResources",
                  driver, rs.message[0] ? rs.message : dra_strerror(e));
         dra_arena_fini(&a);
         return e;
@@ -334,11 +334,11 @@ static dra_err call_driver(dra_node *n, const char *driver, node_claim **cs, siz
             if (res[j].uid && strcmp(res[j].uid, cs[i]->uid) == 0)
                 r = &res[j];
         if (!r)
-            snprintf(msg, size, "%s for ResourceClaim %s: plugin returned no result for this claim",
+            node_errf(msg, size, "%s for ResourceClaim %s: plugin returned no result for this claim",
                      prepare ? "NodePrepareResources" : "NodeUnprepareResources", cs[i]->name),
                 e = DRA_EIO;
         else if (r->error && r->error[0])
-            snprintf(msg, size, "%s failed for ResourceClaim %s: %s",
+            node_errf(msg, size, "%s failed for ResourceClaim %s: %s",
                      prepare ? "NodePrepareResources" : "NodeUnprepareResources", cs[i]->name, r->error),
                 e = DRA_EIO;
         else if (prepare)

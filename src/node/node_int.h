@@ -41,6 +41,9 @@ int node_rmtree(const char *path) DRA_HIDDEN;
 /* Start time of process |pid| in clock ticks since boot (field 22 of
  * /proc/PID/stat), or -1 when it does not exist. */
 int64_t node_proc_start(int pid) DRA_HIDDEN;
+/* snprintf into a message buffer, truncating silently (the messages
+ * carry paths of unknown length). */
+void node_errf(char *buf, size_t size, const char *fmt, ...) DRA_PRINTF(3, 4) DRA_HIDDEN;
 /* A fresh random hex id of |n| hex digits (n < size). */
 void node_random_hex(char *buf, size_t n) DRA_HIDDEN;
 

@@ -129,12 +129,12 @@ static void try_register(dra_node *n, const char *path, uint64_t ino, int64_t ct
         goto done; /* CSI or device plugins are not ours to register */
     why[0] = '\0';
     if (!info.name || !info.name[0])
-        snprintf(why, sizeof why, "plugin name is empty");
+        node_errf(why, sizeof why, "plugin name is empty");
     else if (!info.endpoint || info.endpoint[0] != '/')
-        snprintf(why, sizeof why, "plugin endpoint %s is not an absolute socket path",
+        node_errf(why, sizeof why, "plugin endpoint %s is not an absolute socket path",
                  info.endpoint ? info.endpoint : "\"\"");
     else if (!(svc = pick_service(&info)))
-        snprintf(why, sizeof why, "none of the versions supported by the plugin is supported by drad's node agent "
+        node_errf(why, sizeof why, "none of the versions supported by the plugin is supported by drad's node agent "
                                   "(v1.DRAPlugin, v1beta1.DRAPlugin)");
     if (why[0]) {
         dra_plugin_client_notify_registration(reg, 0, why, 2000, &rs);

@@ -286,7 +286,7 @@ static void start_instance(pod_state *ps, ctr_state *c)
         dra_node_ctr_remove(ps->n->rt, id); /* a leftover of a crash before it started */
         e = dra_node_ctr_start(ps->n->rt, &cfg, &c->h, &d);
         reason = e == DRA_EINVAL ? "CreateContainerError" : "StartError";
-        snprintf(msg, sizeof msg, "%s", dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(e));
+        node_errf(msg, sizeof msg, "%s", dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(e));
     }
     if (e == DRA_EEXIST && adopt(ps, id, &c->h, &c->cur))
         e = DRA_OK; /* started before a restart of ours, not recorded */
@@ -353,7 +353,7 @@ static void on_ended(pod_state *ps, ctr_state *c, const char *policy, int64_t no
         c->has_last = 1;
         c->has_cur = 0;
         fmt_duration(c->backoff_ms, d, sizeof d);
-        snprintf(msg, sizeof msg, "back-off %s restarting failed container=%s pod=%s_%s(%s)", d, c->name, ps->name,
+        node_errf(msg, sizeof msg, "back-off %s restarting failed container=%s pod=%s_%s(%s)", d, c->name, ps->name,
                  ps->ns, ps->uid);
         waiting(c, "CrashLoopBackOff", msg);
         node_event(ps->n, ps->pod, "Warning", "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)",

@@ -151,18 +151,18 @@ static dra_err env_entry(pod_state *ps, const dra_doc *ev, envset *env, char *ms
         int known;
         const char *v = path ? field_value(ps, path, &known) : NULL;
         if (!v)
-            return snprintf(msg, size, "unsupported fieldPath: %s", path ? path : ""), DRA_EINVALID;
+            return node_errf(msg, size, "unsupported fieldPath: %s", path ? path : ""), DRA_EINVALID;
         return env_put(env, name, v);
     }
     if ((ref = dra_doc_get(from, "configMapKeyRef")) != NULL || (ref = dra_doc_get(from, "secretKeyRef")) != NULL) {
         int cm = dra_doc_get(from, "configMapKeyRef") != NULL;
         if (is_optional(ref))
             return DRA_OK;
-        return snprintf(msg, size, "%s \"%s\" not found (drad serves no %s)", cm ? "configmap" : "secret",
+        return node_errf(msg, size, "%s \"%s\" not found (drad serves no %s)", cm ? "configmap" : "secret",
                         node_doc_str(ref, "name") ? node_doc_str(ref, "name") : "", cm ? "ConfigMaps" : "Secrets"),
                DRA_EINVALID;
     }
-    return snprintf(msg, size, "env %s: this valueFrom source is not supported by drad's node agent", name),
+    return node_errf(msg, size, "env %s: this valueFrom source is not supported by drad's node agent", name),
            DRA_EINVALID;
 }
 
@@ -178,7 +178,7 @@ static dra_err build_env(pod_state *ps, const ctr_state *c, envset *env, char *m
                                                             : dra_doc_get(f, "secretRef");
         if (ref && is_optional(ref))
             continue;
-        return snprintf(msg, size, "%s \"%s\" not found (drad serves no ConfigMaps or Secrets)",
+        return node_errf(msg, size, "%s \"%s\" not found (drad serves no ConfigMaps or Secrets)",
                         dra_doc_get(f, "configMapRef") ? "configmap" : "secret",
                         node_doc_str(ref, "name") ? node_doc_str(ref, "name") : ""),
                DRA_EINVALID;
@@ -198,7 +198,7 @@ static dra_err build_argv(const ctr_state *c, const envset *env, dra_arena *a, d
     size_t na = args && args->kind == DRA_DOC_LIST ? args->u.list.n : 0;
     const char **v;
     if (nc == 0)
-        return snprintf(msg, size,
+        return node_errf(msg, size,
                         "container %s has no command: drad runs containers on the host's file system without "
                         "pulling images, so the image's entrypoint is unknown; give spec.containers[].command",
                         c->name),
@@ -291,7 +291,7 @@ dra_err pod_ctr_config(pod_state *ps, const ctr_state *c, const char *id, const 
     dra_diag_init(&d, NULL);
     e = dra_node_cdi_resolve(ps->n->cdi_dirs, ps->n->n_cdi_dirs, ids, n_ids, a, edits, &d);
     if (e && e != DRA_ENOMEM)
-        snprintf(msg, size, "failed to create containerd container: CDI device injection failed: %s",
+        node_errf(msg, size, "failed to create containerd container: CDI device injection failed: %s",
                  dra_diag_first(&d) ? dra_diag_first(&d) : dra_strerror(e));
     dra_diag_fini(&d);
     if (e)

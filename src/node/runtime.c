@@ -213,7 +213,7 @@ typedef struct raw_state {
 
 static int state_read(const char *dir, raw_state *s)
 {
-    char path[PATH_MAX], *text, *line, *save = NULL;
+    char path[PATH_MAX + 32], *text, *line, *save = NULL;
     dra_arena a;
     int rc = -1;
     memset(s, 0, sizeof *s);
@@ -476,7 +476,7 @@ static dra_err write_config(dra_node_runtime *rt, const dra_node_ctr_config *cfg
     dra_arena a;
     dra_buf b;
     dra_doc *doc;
-    char path[PATH_MAX];
+    char path[PATH_MAX + 32];
     dra_err e;
     dra_arena_init(&a, rt->mem);
     dra_buf_init(&b, rt->mem);

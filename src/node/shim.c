@@ -140,9 +140,9 @@ static int cfg_load(dra_arena *a, const char *dir, shim_cfg *c, char *err, size_
     memset(c, 0, sizeof *c);
     c->dir = dir;
     if (node_read_file(a, path, 16u << 20, &text, &len) != 0)
-        return snprintf(err, size, "read %s: %s", path, strerror(errno)), -1;
+        return node_errf(err, size, "read %s: %s", path, strerror(errno)), -1;
     if (dra_doc_parse_json(a, text, len, &c->root, NULL) != DRA_OK || c->root->kind != DRA_DOC_MAP)
-        return snprintf(err, size, "%s: not a JSON object", path), -1;
+        return node_errf(err, size, "%s: not a JSON object", path), -1;
     c->log = cfg_str(c->root, "log");
     c->id = cfg_str(c->root, "id");
     c->shim = cfg_str(c->root, "shim");
@@ -153,7 +153,7 @@ static int cfg_load(dra_arena *a, const char *dir, shim_cfg *c, char *err, size_
     c->ensure = cfg_list(c->root, "ensure");
     if (!c->log || !c->id || !c->shim || !strings_ok(c->bwrap) || !strings_ok(c->command) ||
         c->bwrap->u.list.n == 0 || c->command->u.list.n == 0)
-        return snprintf(err, size, "%s: missing log, id, shim, bwrap or command", path), -1;
+        return node_errf(err, size, "%s: missing log, id, shim, bwrap or command", path), -1;
     return 0;
 }
 
@@ -194,7 +194,7 @@ static int hook_run(const dra_doc *h, int exec_fd, const char *state, int outfd,
     size_t na = 0, ne = 0;
     pid_t pid;
     if (!path)
-        return snprintf(err, size, "hook without a path"), -1;
+        return node_errf(err, size, "hook without a path"), -1;
     for (size_t i = 0; args && i < args->u.list.n && na < 255; i++)
         argv[na++] = (char *)args->u.list.items[i]->u.str.s;
     if (na == 0)
@@ -204,12 +204,12 @@ static int hook_run(const dra_doc *h, int exec_fd, const char *state, int outfd,
         envp[ne++] = (char *)env->u.list.items[i]->u.str.s;
     envp[ne] = NULL;
     if (pipe2(in, O_CLOEXEC) != 0)
-        return snprintf(err, size, "pipe: %s", strerror(errno)), -1;
+        return node_errf(err, size, "pipe: %s", strerror(errno)), -1;
     pid = fork();
     if (pid < 0) {
         close(in[0]);
         close(in[1]);
-        return snprintf(err, size, "fork: %s", strerror(errno)), -1;
+        return node_errf(err, size, "fork: %s", strerror(errno)), -1;
     }
     if (pid == 0) {
         dup2(in[0], 0);
@@ -229,11 +229,11 @@ static int hook_run(const dra_doc *h, int exec_fd, const char *state, int outfd,
         if (r == pid)
             break;
         if (r < 0 && errno != EINTR)
-            return snprintf(err, size, "wait: %s", strerror(errno)), -1;
+            return node_errf(err, size, "wait: %s", strerror(errno)), -1;
         if (deadline >= 0 && node_mono_ms() >= deadline) {
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
-            return snprintf(err, size, "error running hook %s: timeout after %llds", path,
+            return node_errf(err, size, "error running hook %s: timeout after %llds", path,
                             (long long)to->u.i),
                    -1;
         }
@@ -243,10 +243,10 @@ static int hook_run(const dra_doc *h, int exec_fd, const char *state, int outfd,
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         return 0;
     if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-        return snprintf(err, size, "error running hook %s: cannot execute (missing or not executable)", path), -1;
+        return node_errf(err, size, "error running hook %s: cannot execute (missing or not executable)", path), -1;
     if (WIFEXITED(st))
-        return snprintf(err, size, "error running hook %s: exit status %d", path, WEXITSTATUS(st)), -1;
-    return snprintf(err, size, "error running hook %s: signal %d", path, WTERMSIG(st)), -1;
+        return node_errf(err, size, "error running hook %s: exit status %d", path, WEXITSTATUS(st)), -1;
+    return node_errf(err, size, "error running hook %s: signal %d", path, WTERMSIG(st)), -1;
 }
 
 /* The descriptor given for hook |i| in |fds| ("i:fd,i:fd"), or -1. */
@@ -401,10 +401,10 @@ static int overlay_dir(const char *scratch, const char *dir, int n, char *err, s
     snprintf(up, sizeof up, "%s/u%d", scratch, n);
     snprintf(wk, sizeof wk, "%s/w%d", scratch, n);
     if (mkdir(up, 0755) != 0 || mkdir(wk, 0755) != 0)
-        return snprintf(err, size, "mkdir %s: %s", up, strerror(errno)), -1;
+        return node_errf(err, size, "mkdir %s: %s", up, strerror(errno)), -1;
     snprintf(opts, sizeof opts, "lowerdir=%s,upperdir=%s,workdir=%s", dir, up, wk);
     if (mount("overlay", dir, "overlay", 0, opts) != 0)
-        return snprintf(err, size, "overlay on %s: %s", dir, strerror(errno)), -1;
+        return node_errf(err, size, "overlay on %s: %s", dir, strerror(errno)), -1;
     return 0;
 }
 
@@ -417,7 +417,7 @@ static int ensure_one(const char *scratch, const char *path, int is_dir, int *n_
     struct stat st;
     size_t len = strlen(path);
     if (len == 0 || len >= sizeof anc || path[0] != '/')
-        return snprintf(err, size, "bad mount point %s", path), -1;
+        return node_errf(err, size, "bad mount point %s", path), -1;
     if (lstat(path, &st) == 0)
         return 0;
     memcpy(anc, path, len + 1);
@@ -430,7 +430,7 @@ static int ensure_one(const char *scratch, const char *path, int is_dir, int *n_
         *sl = '\0';
     } while (lstat(anc, &st) != 0);
     if (strcmp(anc, "/") == 0)
-        return snprintf(err, size, "cannot create mount point %s: no parent directory of it exists on the host",
+        return node_errf(err, size, "cannot create mount point %s: no parent directory of it exists on the host",
                         path),
                -1;
     if (overlay_dir(scratch, anc, (*n_overlays)++, err, size) != 0)
@@ -443,10 +443,10 @@ static int ensure_one(const char *scratch, const char *path, int is_dir, int *n_
         if (i == len && !is_dir) {
             int fd = open(anc, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
             if (fd < 0)
-                return snprintf(err, size, "create %s: %s", anc, strerror(errno)), -1;
+                return node_errf(err, size, "create %s: %s", anc, strerror(errno)), -1;
             close(fd);
         } else if (mkdir(anc, 0755) != 0 && errno != EEXIST) {
-            return snprintf(err, size, "mkdir %s: %s", anc, strerror(errno)), -1;
+            return node_errf(err, size, "mkdir %s: %s", anc, strerror(errno)), -1;
         }
     }
     return 0;
@@ -459,15 +459,15 @@ static int ensure_mount_points(const shim_cfg *c, char *err, size_t size)
     if (!c->ensure || c->ensure->u.list.n == 0)
         return 0;
     if (unshare(CLONE_NEWNS) != 0)
-        return snprintf(err, size, "creating mount points needs a private mount namespace: %s",
+        return node_errf(err, size, "creating mount points needs a private mount namespace: %s",
                         strerror(errno)),
                -1;
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        return snprintf(err, size, "make mounts private: %s", strerror(errno)), -1;
+        return node_errf(err, size, "make mounts private: %s", strerror(errno)), -1;
     snprintf(scratch, sizeof scratch, "%s/scratch", c->dir);
     if ((mkdir(scratch, 0700) != 0 && errno != EEXIST) ||
         mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") != 0)
-        return snprintf(err, size, "scratch tmpfs %s: %s", scratch, strerror(errno)), -1;
+        return node_errf(err, size, "scratch tmpfs %s: %s", scratch, strerror(errno)), -1;
     for (size_t i = 0; i < c->ensure->u.list.n; i++) {
         const dra_doc *e = c->ensure->u.list.items[i];
         const char *p = cfg_str(e, "path");
@@ -505,7 +505,7 @@ static int open_hooks(run *r, char *err, size_t size)
         if (!k || strcmp(k, "createContainer") != 0 || !path)
             continue;
         if ((fd = open(path, O_PATH)) < 0) {
-            snprintf(err, size, "error running hook %s: %s", path, strerror(errno));
+            node_errf(err, size, "error running hook %s: %s", path, strerror(errno));
             dra_buf_fini(&b);
             return -1;
         }
@@ -727,7 +727,7 @@ static int open_files(run *r, char *err, size_t size)
     char path[4096];
     r->logfd = open(r->c.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
     if (r->logfd < 0)
-        return snprintf(err, size, "open log %s: %s", r->c.log, strerror(errno)), -1;
+        return node_errf(err, size, "open log %s: %s", r->c.log, strerror(errno)), -1;
     snprintf(path, sizeof path, "%s/hooks.log", r->c.dir);
     r->hooklog = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     snprintf(path, sizeof path, "%s/config.json", r->c.dir);
@@ -735,7 +735,7 @@ static int open_files(run *r, char *err, size_t size)
      * state directory itself may be hidden inside (under /tmp). */
     r->cfgfd = open(path, O_RDONLY | O_CLOEXEC);
     if (r->hooklog < 0 || r->cfgfd < 0)
-        return snprintf(err, size, "open %s: %s", path, strerror(errno)), -1;
+        return node_errf(err, size, "open %s: %s", path, strerror(errno)), -1;
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,14 @@ int64_t node_proc_start(int pid)
     if (strrchr(buf, ')')[2] == 'Z')
         return -1;
     return strtoll(p + 1, NULL, 10);
+}
+
+void node_errf(char *buf, size_t size, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, size, fmt, ap);
+    va_end(ap);
 }
 
 void node_random_hex(char *buf, size_t n)
