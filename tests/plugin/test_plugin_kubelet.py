@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Interop test: python3-grpcio acting as the kubelet against the real
 dra-gpu-plugin program on a fake GB200 driver root, with the API server
-played by stub_apiserver.py (HTTPS, loopback, killed by pid).
+played by stub_apiserver.py (HTTPS, loopback, killed by pid), or with
+--drad PATH by drad (which also validates what the plugin publishes).
 
 Shows: the slice the plugin publishes (pool, nodeName, ownerReference,
 generateName, generation); registration (GetInfo, NotifyRegistration-
@@ -105,8 +106,25 @@ def load_protos(tmp):
 # ---- the API server stand-in
 
 class Api:
-    def __init__(self, tmp):
+    """The API server: the stub (stub_apiserver.py) or drad, each on a
+    free loopback port and killed by pid."""
+
+    def __init__(self, tmp, drad=None):
         self.tmp = tmp
+        self.token = "t"
+        if drad:
+            data = tmp + "/drad"
+            log_path = tmp + "/drad.log"
+            self.proc = start([drad, "--data-dir", data, "--listen", "127.0.0.1:0"],
+                              stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
+
+            def served():
+                m = re.search(r"serving https://127.0.0.1:(\d+); kubeconfig: (\S+)",
+                              open(log_path).read())
+                return m and (int(m.group(1)), m.group(2))
+            self.port, self.kubeconfig = wait_for(served, "drad", 60)
+            self.token = yaml.safe_load(open(self.kubeconfig))["users"][0]["user"]["token"]
+            return
         cert, key = tmp + "/tls.crt", tmp + "/tls.key"
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                         "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", cert],
@@ -124,13 +142,26 @@ class Api:
                     "current-context: stub\nusers:\n- name: u\n  user: {token: t}\n" % self.port)
 
     def call(self, method, path, obj=None):
-        args = ["curl", "-sk", "-X", method, "https://127.0.0.1:%d%s" % (self.port, path)]
+        args = ["curl", "-sk", "-X", method, "-H", "Authorization: Bearer " + self.token,
+                "https://127.0.0.1:%d%s" % (self.port, path)]
         if obj is not None:
             args += ["-H", "Content-Type: application/json", "--data-binary", json.dumps(obj)]
         return json.loads(subprocess.run(args, check=True, capture_output=True).stdout)
 
     def slices(self):
         return self.call("GET", "/apis/resource.k8s.io/v1/resourceslices")["items"]
+
+    def add_claim(self, claim):
+        """Creates |claim| and sets its status (the status subresource, as
+        the scheduler does); returns its UID."""
+        status = claim.pop("status")
+        base = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+        made = self.call("POST", base, claim)
+        check(made.get("kind") == "ResourceClaim", "create claim: %s" % made)
+        made["status"] = status
+        done = self.call("PUT", "%s/%s/status" % (base, made["metadata"]["name"]), made)
+        check(done.get("status", {}).get("allocation"), "claim status: %s" % done)
+        return made["metadata"]["uid"]
 
 
 # ---- CDI checks (cncf-tags/container-device-interface v1.1.0) ------------------
@@ -206,12 +237,12 @@ def resolve(cdi_dir, ids):
 
 # ---- the test ------------------------------------------------------------------
 
-def run(tmp):
+def run(tmp, drad):
     pb = load_protos(tmp)
     root, cdi = tmp + "/root", tmp + "/cdi"
     reg_dir, plug_dir = tmp + "/plugins_registry", tmp + "/plugins"
     subprocess.run([BUILD + "/dra-fake-driver-root", "--root", root], check=True)
-    api = Api(tmp)
+    api = Api(tmp, drad)
     api.call("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node",
                                         "metadata": {"name": NODE}})
     node_uid = api.call("GET", "/api/v1/nodes/" + NODE)["metadata"]["uid"]
@@ -268,10 +299,9 @@ def run(tmp):
     out = subprocess.run([BUILD + "/dractl", "allocate", "-f", tmp + "/alloc.yaml"], check=True,
                          capture_output=True, text=True).stdout
     claim = [d for d in yaml.safe_load_all(out) if d and d.get("kind") == "ResourceClaim"][0]
-    claim["metadata"]["uid"] = "4b0c8f6e-6a37-4c2b-9f0e-3f8a2e1d7c55"
-    api.call("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", claim)
+    claim["metadata"] = {"name": "gpu-claim", "namespace": "default"}
     dev = claim["status"]["allocation"]["devices"]["results"][0]["device"]
-    uid = claim["metadata"]["uid"]
+    uid = api.add_claim(json.loads(json.dumps(claim)))
     log("dractl allocated", dev)
 
     v1 = pb["v1g"].DRAPluginStub(channel("unix:" + dra_sock))
@@ -379,18 +409,17 @@ def run(tmp):
     gen1 = api.slices()[0]["spec"]["pool"]["generation"]
     check(gen1 > gen0, "generation bumped")
     claim2 = json.loads(json.dumps(claim))
-    claim2["metadata"] = {"name": "c2", "namespace": "default", "uid": "u-two"}
+    claim2["metadata"] = {"name": "c2", "namespace": "default"}
     claim2["status"]["allocation"]["devices"]["results"][0]["device"] = "gpu-1"
-    api.call("POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", claim2)
-    c2 = pb["v1"].Claim(namespace="default", uid="u-two", name="c2")
+    uid2 = api.add_claim(claim2)
+    c2 = pb["v1"].Claim(namespace="default", uid=uid2, name="c2")
     r = v1.NodePrepareResources(pb["v1"].NodePrepareResourcesRequest(claims=[c2]), timeout=45)
-    check("requested device is not healthy: gpu-1" in r.claims["u-two"].error,
-          r.claims["u-two"].error)
+    check("requested device is not healthy: gpu-1" in r.claims[uid2].error, r.claims[uid2].error)
     with open(events, "a") as f:
         f.write("clear gpu-1\n")
     wait_for(lambda: not tainted(), "recovery", 60)
     r = v1.NodePrepareResources(pb["v1"].NodePrepareResourcesRequest(claims=[c2]), timeout=45)
-    check(r.claims["u-two"].error == "", r.claims["u-two"].error)
+    check(r.claims[uid2].error == "", r.claims[uid2].error)
     log("XID taint, refused prepare, recovery: ok")
 
     # Uninstall: --cleanup removes this node's slices.
@@ -401,16 +430,19 @@ def run(tmp):
 
 
 def main():
+    # --drad PATH: drad is the API server instead of the stub.
+    drad = sys.argv[sys.argv.index("--drad") + 1] if "--drad" in sys.argv else None
     tmp = tempfile.mkdtemp(prefix="dra-plugin-kubelet-")
     ok = False
     try:
-        run(tmp)
+        run(tmp, drad)
         ok = True
     finally:
         for p in list(PROCS):
             stop(p, signal.SIGKILL if p.poll() is None else signal.SIGTERM)
-        if not ok and os.path.exists(tmp + "/plugin.log"):
-            sys.stderr.write("--- plugin log ---\n" + open(tmp + "/plugin.log").read())
+        for f in ("plugin.log", "drad.log"):
+            if not ok and os.path.exists(tmp + "/" + f):
+                sys.stderr.write("--- %s ---\n%s" % (f, open(tmp + "/" + f).read()))
         shutil.rmtree(tmp, ignore_errors=True)
     log("PASS")
 
