@@ -119,10 +119,15 @@ static void wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t due_ms)
 
 /* ---- the cache: reflectors and our own writes ---------------------------------------- */
 
+/* Wakes whoever has work now: the scheduling loop when a pod is ready
+ * (or a timer may have moved), a controller worker when a key is queued.
+ * Waking them on every event would cost more than the events. */
 static void wake_all(dra_sched *s)
 {
-    pthread_cond_signal(&s->sched_cv);
-    pthread_cond_broadcast(&s->cc_cv);
+    if (s->core.active || s->core.nbackoff)
+        pthread_cond_signal(&s->sched_cv);
+    if (s->core.wq.head || s->core.wq.ndelayed)
+        pthread_cond_signal(&s->cc_cv);
 }
 
 static void apply_locked(dra_sched *s, dra_kind kind, dra_watch_type type, const dra_doc *obj)
@@ -161,7 +166,8 @@ static void on_synced(void *ud)
         all &= s->synced[i];
     }
     s->all_synced = all;
-    wake_all(s);
+    pthread_cond_broadcast(&s->sched_cv);
+    pthread_cond_broadcast(&s->cc_cv);
     pthread_mutex_unlock(&s->mu);
 }
 
