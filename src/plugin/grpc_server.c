@@ -19,6 +19,9 @@
 
 #include "plugin_int.h"
 
+/* How long a call may take to deliver its request message. */
+#define RECV_TIMEOUT_S 120
+
 typedef struct worker {
     plugin_server *srv;
     grpc_completion_queue *cq;
@@ -51,16 +54,33 @@ static gpr_timespec forever(void)
     return gpr_inf_future(GPR_CLOCK_REALTIME);
 }
 
-/* Waits for the one event this worker expects. 1 on success. */
-static int wait_tag(worker *w, void *tag)
+/* Waits for the one event this worker expects. 1 on success. With
+ * |call| set, a request that has not arrived within RECV_TIMEOUT_S is
+ * cancelled (a client that connects and sends nothing must not hold a
+ * worker forever), and the wait goes on for the now failing batch. */
+static int wait_tag_for(worker *w, void *tag, grpc_call *call)
 {
+    gpr_timespec deadline =
+        call ? gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                            gpr_time_from_seconds(RECV_TIMEOUT_S, GPR_TIMESPAN))
+             : forever();
     for (;;) {
-        grpc_event ev = grpc_completion_queue_next(w->cq, forever(), NULL);
+        grpc_event ev = grpc_completion_queue_next(w->cq, deadline, NULL);
+        if (ev.type == GRPC_QUEUE_TIMEOUT) {
+            grpc_call_cancel(call, NULL);
+            deadline = forever();
+            continue;
+        }
         if (ev.type == GRPC_QUEUE_SHUTDOWN)
             return -1;
         if (ev.type == GRPC_OP_COMPLETE && ev.tag == tag)
             return ev.success ? 1 : 0;
     }
+}
+
+static int wait_tag(worker *w, void *tag)
+{
+    return wait_tag_for(w, tag, NULL);
 }
 
 static int read_message(grpc_byte_buffer *bb, dra_buf *into)
@@ -143,7 +163,7 @@ static void serve_call(worker *w, grpc_call *call, const grpc_call_details *det)
     ops[1].op = GRPC_OP_RECV_MESSAGE;
     ops[1].data.recv_message.recv_message = &req;
     if (grpc_call_start_batch(call, ops, 2, tag_of(w, 1), NULL) == GRPC_CALL_OK &&
-        wait_tag(w, tag_of(w, 1)) == 1)
+        wait_tag_for(w, tag_of(w, 1), call) == 1)
         answer(w, call, method, req);
     if (req)
         grpc_byte_buffer_destroy(req);
