@@ -157,6 +157,7 @@ struct dra_node {
     int wake_fd;    /* eventfd: the main loop */
     int stop;
     int synced;
+    uint64_t plugin_gen; /* bumped when a plugin registers */
     int orphans_done;
     char node_uid[64];
     int64_t boot_ns;
@@ -197,6 +198,8 @@ dra_err node_claims_cdi(dra_node *n, const char *claim_uid, const char *request,
 void node_claims_gc(dra_node *n) DRA_HIDDEN;
 
 /* pods.c: one worker per pod. */
+/* Wakes every pod worker (a plugin registered: waiting prepares retry). */
+void node_pods_wake_all(dra_node *n) DRA_HIDDEN;
 void node_pods_on_event(void *ud, dra_watch_type type, const dra_doc *obj) DRA_HIDDEN;
 void node_pods_on_synced(void *ud) DRA_HIDDEN;
 /* Joins finished workers; after the first sync, adopts the state of

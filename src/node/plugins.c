@@ -156,11 +156,12 @@ static void try_register(dra_node *n, const char *path, uint64_t ino, int64_t ct
         plugin_remove(n, old);
     p->next = n->plugins;
     n->plugins = p;
+    n->plugin_gen++;
     pthread_cond_broadcast(&n->plugin_cv);
     pthread_mutex_unlock(&n->mu);
     dra_plugin_client_notify_registration(reg, 1, NULL, 2000, &rs);
     /* Pods waiting for this driver retry now, not after their backoff. */
-    node_wake(n->wake_fd);
+    node_pods_wake_all(n);
 done:
     dra_plugin_client_free(reg);
     dra_arena_fini(&a);

@@ -628,6 +628,7 @@ static void *pod_main(void *arg)
     char *json = NULL;
     int gone = 0, stop = 0, loaded = 0;
     int64_t deadline = 0;
+    uint64_t gen = 0, seen_gen = 0;
     memset(&ps, 0, sizeof ps);
     ps.w = w;
     ps.n = n;
@@ -640,7 +641,13 @@ static void *pod_main(void *arg)
         w->json = NULL;
         gone = w->gone;
         stop = w->stop;
+        gen = n->plugin_gen;
         pthread_mutex_unlock(&n->mu);
+        /* A plugin (re-)registered: a waiting prepare retries now. */
+        if (gen != seen_gen) {
+            seen_gen = gen;
+            ps.prep_retry_ns = 0;
+        }
         if (stop)
             break;
         if (json && take_pod(&ps, json) != DRA_OK && !ps.pod)
@@ -731,6 +738,15 @@ void node_pods_on_event(void *ud, dra_watch_type type, const dra_doc *obj)
     dra_free(n->mem, json);
     if (w)
         node_wake(w->wake_fd);
+}
+
+void node_pods_wake_all(dra_node *n)
+{
+    pthread_mutex_lock(&n->mu);
+    for (size_t i = 0; i < n->pods.n; i++)
+        if (n->pods.entries[i].key)
+            node_wake(((pod_worker *)n->pods.entries[i].val)->wake_fd);
+    pthread_mutex_unlock(&n->mu);
 }
 
 void node_pods_on_synced(void *ud)
