@@ -494,7 +494,7 @@ static const char *why_line(dra_arena *ar, const dra_alloc_outcome *o)
 {
     dra_buf b;
     const char *r;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, ar->mem);
     for (size_t i = 0; i < o->nwhy; i++) {
         const dra_alloc_why_claim *w = &o->why[i];
         if (!w->nrequests && !w->nconstraints)

@@ -79,7 +79,7 @@ const char *sched_shorten(dra_arena *ar, const char *expl, size_t max)
 {
     dra_buf b;
     const char *r;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, ar->mem);
     join_lines(&b, expl, max);
     r = dra_arena_strdup(ar, b.p ? b.p : "");
     dra_buf_fini(&b);
@@ -93,7 +93,7 @@ const char *sched_fit_message(dra_arena *ar, size_t nnodes, const char *prefilte
     const char **v = NULL;
     size_t n = 0;
     const char *r;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, ar->mem);
     if (!nnodes && !prefilter) {
         dra_buf_puts(&b, "no nodes available to schedule pods");
     } else {
@@ -101,7 +101,7 @@ const char *sched_fit_message(dra_arena *ar, size_t nnodes, const char *prefilte
         if (prefilter) {
             dra_buf_printf(&b, " %s.", prefilter);
         } else if (h && h->m.live) {
-            v = calloc(h->m.live, sizeof *v);
+            v = dra_calloc(ar->mem, h->m.live, sizeof *v);
             for (size_t i = 0; v && i < h->m.n; i++)
                 if (h->m.entries[i].key)
                     v[n++] = dra_arena_sprintf(ar, "%zu %s", (size_t)(uintptr_t)h->m.entries[i].val,
@@ -112,7 +112,7 @@ const char *sched_fit_message(dra_arena *ar, size_t nnodes, const char *prefilte
                     dra_buf_printf(&b, "%s%s", i ? ", " : " ", v[i] ? v[i] : "");
             }
             dra_buf_putc(&b, '.');
-            free(v);
+            dra_free(ar->mem, v);
         }
     }
     if (expl && *expl) {

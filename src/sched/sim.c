@@ -142,7 +142,7 @@ static const char *devices_text(dra_arena *a, const dra_allocation_result *res)
     const char *r;
     if (!res)
         return NULL;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, a->mem);
     for (size_t i = 0; i < res->n_results; i++)
         dra_buf_printf(&b, "%s%s/%s/%s", i ? ", " : "", res->results[i].driver,
                        res->results[i].pool, res->results[i].device);
@@ -339,7 +339,7 @@ dra_err dra_sched_sim_explain_claim(dra_sched_sim *s, const char *ns, const char
     if (!res)
         return explain_pending(s, cl, a, out);
     st = &cl->obj->u.claim.status;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, a->mem);
     dra_buf_printf(&b, "claim %s is allocated", cl->key);
     if (res->node_selector && res->node_selector->n_terms == 1 &&
         res->node_selector->terms[0].n_match_fields == 1 &&

@@ -19,7 +19,7 @@ char *sched_doc_json(dra_arena *ar, const dra_doc *doc)
 {
     dra_buf b;
     char *r = NULL;
-    dra_buf_init(&b, NULL);
+    dra_buf_init(&b, ar->mem);
     if (dra_doc_to_json(doc, 0, &b) == DRA_OK && b.p)
         r = dra_arena_strndup(ar, b.p, b.len);
     dra_buf_fini(&b);
