@@ -1,0 +1,516 @@
+#!/bin/bash
+# kubectl_seed.sh DRAD SOURCE_DIR: every installed kubectl (/usr/bin/kubectl
+# and gcloud's kubectl.1.NN) against one drad, one version after another,
+# each in its own namespace with its own cache directory and its own copy
+# of the seed objects (cluster-scoped names carry the version), through
+# apply (twice), get (table, wide, yaml, json, name, jsonpath, -A, -w with
+# a change from a second client), describe with events, label, annotate,
+# patch (merge, strategic, json, status subresource), edit through EDITOR,
+# replace (and a stale replace), create of an invalid object, server-side
+# apply, delete (by name, -f, --all, a finalizer holding the object) and
+# namespace deletion, api-resources and explain. Before that, the example
+# files themselves, unchanged, in the default namespace. Skips (77) when
+# no kubectl is installed. See docs/e2e.md.
+set -u
+. "$(dirname "$0")/lib.sh"
+drad=$1
+src=$2
+
+e2e_init kubectl
+if [ -n "${E2E_KUBECTLS:-}" ]; then
+    read -r -a KUBECTLS <<<"$E2E_KUBECTLS" # a chosen few, for debugging
+else
+    mapfile -t KUBECTLS < <(e2e_kubectls)
+fi
+[ ${#KUBECTLS[@]} -gt 0 ] || e2e_skip "no kubectl installed"
+command -v jq >/dev/null || e2e_skip "jq missing"
+e2e_start_drad "$drad"
+BASE_KC=$KUBECONFIG
+
+# kc ARGS...: the current kubectl; output (stdout and stderr) in $E2E_OUT,
+# exit status in $RC.
+kc() {
+    "$K" --cache-dir "$T/cache" "$@" >"$E2E_OUT" 2>&1
+    RC=$?
+}
+# kco ARGS...: the same, stdout only into $E2E_OUT (stderr to $E2E_OUT.err).
+kco() {
+    "$K" --cache-dir "$T/cache" "$@" >"$E2E_OUT" 2>"$E2E_OUT.err"
+    RC=$?
+}
+# The output with runs of spaces squeezed and ages ("0s", "5m3s", "2h")
+# replaced by <age>, so table cells can be compared exactly.
+norm() {
+    sed -E 's/ +/ /g; s/ +$//; s/(^| )[0-9]+(s|m|m[0-9]+s|h|h[0-9]+m)( |$)/\1<age>\3/g; s/(^| )[0-9]+(s|m|m[0-9]+s|h|h[0-9]+m)( |$)/\1<age>\3/g' "$E2E_OUT"
+}
+jqe() { jq -e "$@" >/dev/null; }
+out_is() { [ "$RC" = 0 ] && [ "$(cat "$E2E_OUT")" = "$1" ]; }
+norm_is() { [ "$RC" = 0 ] && [ "$(norm)" = "$1" ]; }
+has() { grep -Eq -- "$1" "$E2E_OUT"; }
+rc_has() { [ "$RC" = "$1" ] && grep -Eq -- "$2" "$E2E_OUT"; }
+ok_has() { rc_has 0 "$1"; }
+
+# A finding's check name: <version>/<what>.
+c() { echo "$TAG/$1"; }
+
+editor=$E2E_TMP/editor.sh
+cat >"$editor" <<'EOF'
+#!/bin/sh
+# kubectl edit's EDITOR: the annotation "note" becomes "edited".
+sed -i 's/^\(    note: \).*/\1edited/' "$1"
+EOF
+chmod +x "$editor"
+
+# ---- the example files as they are, with the first kubectl ----------------
+examples_as_is() {
+    K=${KUBECTLS[0]}
+    TAG=examples
+    T=$E2E_TMP/examples
+    mkdir -p "$T"
+    E2E_OUT=$T/out
+    export KUBECONFIG=$BASE_KC
+    kc apply -f "$src/examples/resourceslice-gb200.yaml" -f "$src/examples/deviceclass-gpu.yaml" \
+        -f "$src/examples/resourceclaimtemplate-single-gpu.yaml" -f "$src/examples/pod-gpu-test.yaml"
+    check "$(c apply-files)" out_is "resourceslice.resource.k8s.io/gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p created
+deviceclass.resource.k8s.io/gpu.nvidia.com created
+resourceclaimtemplate.resource.k8s.io/single-gpu created
+pod/gpu-test-pod created"
+    # seed.yaml holds the same four objects. The template's request gets
+    # allocationMode and count defaulted by the server, a list kubectl
+    # compares whole: kube-apiserver gives the same "configured".
+    kc apply -f "$src/examples/seed.yaml"
+    check "$(c apply-seed-again)" out_is "resourceslice.resource.k8s.io/gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p unchanged
+deviceclass.resource.k8s.io/gpu.nvidia.com unchanged
+resourceclaimtemplate.resource.k8s.io/single-gpu configured
+pod/gpu-test-pod unchanged"
+    kc get resourceslice
+    check "$(c get-slices)" norm_is "NAME NODE DRIVER POOL AGE
+gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p gb200-pod2-f06-node05 gpu.nvidia.com gb200-pod2-f06-node05 <age>"
+    kc get deviceclass
+    check "$(c get-classes)" norm_is "NAME AGE
+gpu.nvidia.com <age>"
+    kc delete -f "$src/examples/seed.yaml"
+    check "$(c delete-f)" out_is 'resourceslice.resource.k8s.io "gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p" deleted
+deviceclass.resource.k8s.io "gpu.nvidia.com" deleted
+resourceclaimtemplate.resource.k8s.io "single-gpu" deleted
+pod "gpu-test-pod" deleted'
+}
+
+# ---- one kubectl version ----------------------------------------------------
+# Writes the version's manifests into $T.
+manifests() {
+    sed -e "s/^\(  namespace: \)default$/\1$NS/" \
+        -e "s/^\(  name: gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p\)$/\1-$TAG/" \
+        -e "s/^\(  name: \)gpu.nvidia.com$/\1$CLASS/" \
+        -e "s/^\( *deviceClassName: \)gpu.nvidia.com$/\1$CLASS/" \
+        "$src/examples/seed.yaml" >"$T/seed.yaml"
+    cat >"$T/ns.yaml" <<EOF
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $NS
+EOF
+    # A claim with the defaults written out: a second apply is unchanged.
+    cat >"$T/claim.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: claim-a
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: $CLASS
+        allocationMode: ExactCount
+        count: 1
+EOF
+    cat >"$T/claim-gen.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  generateName: claim-gen-
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: $CLASS
+EOF
+    cat >"$T/claim-fin.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: claim-fin
+  finalizers:
+  - e2e.dra.example.com/hold
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: $CLASS
+EOF
+    cat >"$T/claim-ssa-kubectl.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: claim-ssa
+  labels:
+    owner: kubectl
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: $CLASS
+EOF
+    # Another manager setting only the label kubectl owns: one conflict.
+    cat >"$T/claim-ssa-other.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: claim-ssa
+  labels:
+    owner: other
+EOF
+    cat >"$T/bad.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: bad-$TAG
+spec:
+  nodeName: node-1
+EOF
+    cat >"$T/unknown.yaml" <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: claim-unknown
+spec:
+  foo: 1
+  devices: {}
+EOF
+    sed "s/^\(  namespace: \)default$/\1$NS/" "$BASE_KC" >"$T/kubeconfig"
+    sed -i "s/^\( *namespace: \)default$/\1$NS/" "$T/kubeconfig"
+    chmod 600 "$T/kubeconfig"
+}
+
+# events.yaml for describe: one event each for the claim, the slice (a
+# cluster-scoped object: its event lives in "default") and the pod.
+events_manifest() {
+    local now
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    {
+        event "$NS" claim ResourceClaim resource.k8s.io/v1 claim-a "$NS" "$CLAIM_UID" "claim event from e2e"
+        echo ---
+        event default "slice-$TAG" ResourceSlice resource.k8s.io/v1 "$SLICE" "" "$SLICE_UID" "slice event from e2e"
+        echo ---
+        event "$NS" pod Pod v1 gpu-test-pod "$NS" "$POD_UID" "pod event from e2e"
+    } >"$T/events.yaml"
+}
+event() { # NS NAME KIND APIVERSION OBJNAME OBJNS UID MESSAGE
+    cat <<EOF
+apiVersion: v1
+kind: Event
+metadata:
+  name: e2e-$2
+  namespace: $1
+involvedObject:
+  apiVersion: $4
+  kind: $3
+  name: $5
+  namespace: "$6"
+  uid: $7
+reason: E2ETest
+message: $8
+type: Normal
+source:
+  component: e2e-test
+firstTimestamp: "$now"
+lastTimestamp: "$now"
+count: 1
+EOF
+}
+
+version_apply() {
+    kc create -f "$T/ns.yaml"
+    check "$(c create-namespace-f)" out_is "namespace/$NS created"
+    # kubectl create namespace goes through the typed client.
+    kc create namespace "$NS-x"
+    check "$(c create-namespace)" out_is "namespace/$NS-x created"
+    kc apply -f "$T/seed.yaml"
+    check "$(c apply)" out_is "resourceslice.resource.k8s.io/$SLICE created
+deviceclass.resource.k8s.io/$CLASS created
+resourceclaimtemplate.resource.k8s.io/single-gpu created
+pod/gpu-test-pod created"
+    kc apply -f "$T/seed.yaml"
+    check "$(c apply-again)" out_is "resourceslice.resource.k8s.io/$SLICE unchanged
+deviceclass.resource.k8s.io/$CLASS unchanged
+resourceclaimtemplate.resource.k8s.io/single-gpu configured
+pod/gpu-test-pod unchanged"
+    kc apply -f "$T/claim.yaml"
+    check "$(c apply-claim)" out_is "resourceclaim.resource.k8s.io/claim-a created"
+    kc apply -f "$T/claim.yaml"
+    check "$(c apply-claim-again)" out_is "resourceclaim.resource.k8s.io/claim-a unchanged"
+    kc create -f "$T/claim.yaml"
+    check "$(c create-existing)" rc_has 1 "^Error from server \(AlreadyExists\): error when creating \"$T/claim.yaml\": resourceclaims.resource.k8s.io \"claim-a\" already exists$"
+    kc create -f "$T/claim-gen.yaml"
+    check "$(c create-generatename)" ok_has '^resourceclaim.resource.k8s.io/claim-gen-[bcdfghjklmnpqrstvwxz2456789]{5} created$'
+    GEN=$(sed -n 's|^resourceclaim.resource.k8s.io/\(claim-gen-.*\) created$|\1|p' "$E2E_OUT")
+}
+
+version_get() {
+    kc get resourceslice "$SLICE"
+    check "$(c get-slice)" norm_is "NAME NODE DRIVER POOL AGE
+$SLICE gb200-pod2-f06-node05 gpu.nvidia.com gb200-pod2-f06-node05 <age>"
+    # Exactly kube-apiserver's header, as kubectl aligns it.
+    check "$(c get-slice-header)" has '^NAME +NODE +DRIVER +POOL +AGE$'
+    kc get resourceslices -o wide --field-selector "spec.driver=gpu.nvidia.com,metadata.name=$SLICE"
+    check "$(c get-slices-wide)" norm_is "NAME NODE DRIVER POOL AGE
+$SLICE gb200-pod2-f06-node05 gpu.nvidia.com gb200-pod2-f06-node05 <age>"
+    kc get deviceclass/"$CLASS" resourceclaimtemplate/single-gpu
+    check "$(c get-class-template)" norm_is "NAME AGE
+deviceclass.resource.k8s.io/$CLASS <age>
+
+NAME AGE
+resourceclaimtemplate.resource.k8s.io/single-gpu <age>"
+    kc get resourceclaims
+    check "$(c get-claims)" norm_is "NAME STATE AGE
+claim-a pending <age>
+$GEN pending <age>"
+    kc get pods -o wide
+    check "$(c get-pods-wide)" norm_is "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES
+gpu-test-pod 0/1 Pending 0 <age> <none> <none> <none> <none>"
+    kc get pods
+    check "$(c get-pods)" norm_is "NAME READY STATUS RESTARTS AGE
+gpu-test-pod 0/1 Pending 0 <age>"
+    kco get resourceslice "$SLICE" -o yaml
+    check "$(c get-yaml)" ok_has '^kind: ResourceSlice$'
+    check "$(c get-yaml-pool)" has '^    name: gb200-pod2-f06-node05$'
+    kco get resourceclaims -o yaml
+    check "$(c get-list-yaml)" ok_has '^kind: List$'
+    kco get resourceclaim claim-a -o json
+    check "$(c get-json)" jqe ".kind == \"ResourceClaim\" and .apiVersion == \"resource.k8s.io/v1\"
+        and .metadata.namespace == \"$NS\" and (.metadata.uid | length) == 36
+        and .metadata.generation == 1 and (.metadata.creationTimestamp | test(\"Z$\"))
+        and .spec.devices.requests[0].exactly.allocationMode == \"ExactCount\"" "$E2E_OUT"
+    CLAIM_UID=$(jq -r .metadata.uid "$E2E_OUT")
+    kco get resourceclaims,resourceclaimtemplates -o json
+    check "$(c get-json-list)" jqe '.kind == "List" and ([.items[].kind] | sort) == ["ResourceClaim","ResourceClaim","ResourceClaimTemplate"]' "$E2E_OUT"
+    kc get resourceslice/"$SLICE" deviceclass/"$CLASS" -o name
+    check "$(c get-name)" out_is "resourceslice.resource.k8s.io/$SLICE
+deviceclass.resource.k8s.io/$CLASS"
+    kc get resourceslice "$SLICE" -o 'jsonpath={.spec.pool.name}/{.spec.devices[3].name}/{.metadata.uid}'
+    check "$(c get-jsonpath)" ok_has '^gb200-pod2-f06-node05/gpu-3/[0-9a-f-]{36}$'
+    SLICE_UID=$(sed 's|.*/||' "$E2E_OUT")
+    kc get pod gpu-test-pod -o 'jsonpath={.metadata.uid}'
+    POD_UID=$(cat "$E2E_OUT")
+    kc get resourceclaims -A --sort-by=.metadata.name
+    check "$(c get-all-namespaces)" norm_is "NAMESPACE NAME STATE AGE
+$NS claim-a pending <age>
+$NS $GEN pending <age>"
+    kc get resourceclaim nope
+    check "$(c get-notfound)" rc_has 1 '^Error from server \(NotFound\): resourceclaims.resource.k8s.io "nope" not found$'
+}
+
+version_write() {
+    kc label resourceclaim claim-a e2e=yes
+    check "$(c label)" out_is "resourceclaim.resource.k8s.io/claim-a labeled"
+    kc get resourceclaims -l e2e=yes --show-labels
+    check "$(c get-label-selector)" norm_is "NAME STATE AGE LABELS
+claim-a pending <age> e2e=yes"
+    kc annotate resourceclaim claim-a note=hello
+    # kubectl 1.27 prints "annotate", later ones "annotated".
+    check "$(c annotate)" ok_has '^resourceclaim.resource.k8s.io/claim-a annotated?$'
+    [ "$(wc -l <"$E2E_OUT")" = 1 ] || fail "$(c annotate-lines)" "$(e2e_show)"
+    kc patch resourceclaim claim-a --type=merge -p '{"metadata":{"labels":{"p":"merge"}}}'
+    check "$(c patch-merge)" out_is "resourceclaim.resource.k8s.io/claim-a patched"
+    kc patch resourceclaim claim-a -p '{"metadata":{"labels":{"p":"strategic"}}}'
+    check "$(c patch-strategic)" out_is "resourceclaim.resource.k8s.io/claim-a patched"
+    kc get resourceclaim claim-a -o 'jsonpath={.metadata.labels.p}'
+    check "$(c patch-strategic-value)" out_is "strategic"
+    kc patch resourceclaim claim-a --type=json -p '[{"op":"replace","path":"/metadata/labels/p","value":"json"}]'
+    check "$(c patch-json)" out_is "resourceclaim.resource.k8s.io/claim-a patched"
+    kc patch resourceclaim claim-a --type=json -p '[{"op":"replace","path":"/metadata/labels/p","value":"json"}]'
+    check "$(c patch-no-change)" out_is "resourceclaim.resource.k8s.io/claim-a patched (no change)"
+    kc patch resourceclaim claim-a --type=merge -p '{"spec":{"devices":{"requests":[{"name":"other","exactly":{"deviceClassName":"x"}}]}}}'
+    check "$(c patch-immutable)" rc_has 1 '^The ResourceClaim "claim-a" is invalid: spec: Invalid value: .*field is immutable$'
+    # A strategic merge patch of one container by name keeps its other fields.
+    kc patch pod gpu-test-pod -p '{"spec":{"containers":[{"name":"ctr","image":"ubuntu:24.04"}]}}'
+    check "$(c patch-pod)" out_is "pod/gpu-test-pod patched"
+    kc get pod gpu-test-pod -o 'jsonpath={.spec.containers[*].name} {.spec.containers[0].image} {.spec.containers[0].command}'
+    check "$(c patch-pod-kept)" out_is 'ctr ubuntu:24.04 ["bash","-c"]'
+    EDITOR=$editor kc edit resourceclaim claim-a
+    check "$(c edit)" out_is "resourceclaim.resource.k8s.io/claim-a edited"
+    kc get resourceclaim claim-a -o 'jsonpath={.metadata.annotations.note}'
+    check "$(c edit-value)" out_is "edited"
+    kco get resourceclaim claim-a -o yaml
+    sed 's/^  labels:$/  labels:\n    replaced: "yes"/' "$E2E_OUT" >"$T/replace.yaml"
+    kc replace -f "$T/replace.yaml"
+    check "$(c replace)" out_is "resourceclaim.resource.k8s.io/claim-a replaced"
+    kc replace -f "$T/replace.yaml"
+    check "$(c replace-stale)" rc_has 1 "^Error from server \(Conflict\): error when replacing \"$T/replace.yaml\": Operation cannot be fulfilled on resourceclaims.resource.k8s.io \"claim-a\": the object has been modified; please apply your changes to the latest version and try again$"
+    kc create -f "$T/bad.yaml"
+    check "$(c create-invalid)" rc_has 1 "^The ResourceSlice \"bad-$TAG\" is invalid: $"
+    check "$(c create-invalid-driver)" has '^\* spec\.driver: Required value$'
+    check "$(c create-invalid-pool)" has '^\* spec\.pool\.name: Required value$'
+    kc create -f "$T/unknown.yaml"
+    check "$(c create-unknown-field)" rc_has 1 "^Error from server \(BadRequest\): error when creating \"$T/unknown.yaml\": ResourceClaim in version \"v1\" cannot be handled as a ResourceClaim: strict decoding error: unknown field \"spec.foo\"$"
+    kc apply --server-side -f "$T/claim-ssa-kubectl.yaml"
+    check "$(c apply-server-side)" out_is "resourceclaim.resource.k8s.io/claim-ssa serverside-applied"
+    kc apply --server-side -f "$T/claim-ssa-kubectl.yaml"
+    check "$(c apply-server-side-again)" out_is "resourceclaim.resource.k8s.io/claim-ssa serverside-applied"
+    kc get resourceclaim claim-ssa -o 'jsonpath={.metadata.managedFields[*].manager}/{.metadata.managedFields[*].operation}'
+    check "$(c apply-server-side-managed)" out_is "kubectl/Apply"
+    kc apply --server-side --field-manager=other -f "$T/claim-ssa-other.yaml"
+    check "$(c apply-server-side-conflict)" rc_has 1 '^error: Apply failed with 1 conflict: conflict with "kubectl": \.metadata\.labels\.owner$'
+}
+
+# get -w, collection and by name, while a second client writes the claim's
+# status (allocation + reservedFor): both print the new row.
+version_watch() {
+    local w1 w2 p1 p2
+    e2e_bg "$T/watch-all" "$K" --cache-dir "$T/cache" get resourceclaims -w
+    p1=$E2E_BG
+    e2e_bg "$T/watch-one" "$K" --cache-dir "$T/cache" get resourceclaim claim-a -w
+    p2=$E2E_BG
+    e2e_wait_for "$T/watch-all" '^claim-a +pending' && e2e_wait_for "$T/watch-one" '^claim-a +pending'
+    w1=$?
+    kc patch resourceclaim claim-a --subresource=status --type=merge -p "{\"status\":{
+        \"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",
+          \"pool\":\"gb200-pod2-f06-node05\",\"device\":\"gpu-0\"}]}},
+        \"reservedFor\":[{\"resource\":\"pods\",\"name\":\"gpu-test-pod\",\"uid\":\"$POD_UID\"}]}}"
+    check "$(c patch-status)" out_is "resourceclaim.resource.k8s.io/claim-a patched"
+    e2e_wait_for "$T/watch-all" '^claim-a +allocated,reserved +' 20
+    w2=$?
+    [ $w1 = 0 ] && [ $w2 = 0 ] && pass "$(c watch-list)" || fail "$(c watch-list)" "$(sed 's/^/    | /' "$T/watch-all")"
+    e2e_wait_for "$T/watch-one" '^claim-a +allocated,reserved +' 20 && pass "$(c watch-name)" \
+        || fail "$(c watch-name)" "$(sed 's/^/    | /' "$T/watch-one")"
+    e2e_bg_stop "$p1"
+    e2e_bg_stop "$p2"
+    kc get resourceclaim claim-a
+    check "$(c get-allocated-reserved)" norm_is "NAME STATE AGE
+claim-a allocated,reserved <age>"
+    kc get resourceclaim claim-a -o 'jsonpath={.status.allocation.devices.results[0].device} {.status.reservedFor[0].name}'
+    check "$(c status-stored)" out_is "gpu-0 gpu-test-pod"
+}
+
+version_describe() {
+    events_manifest
+    kc create -f "$T/events.yaml"
+    check "$(c create-events)" out_is "event/e2e-claim created
+event/e2e-slice-$TAG created
+event/e2e-pod created"
+    kc describe resourceclaim claim-a
+    check "$(c describe-claim)" ok_has '^Name: +claim-a$'
+    check "$(c describe-claim-ns)" has "^Namespace: +$NS$"
+    check "$(c describe-claim-status)" has '^  Reserved For:$'
+    check "$(c describe-claim-events)" has '^  Normal +E2ETest +[0-9a-z]+ +e2e-test +claim event from e2e$'
+    kc describe resourceslice "$SLICE"
+    check "$(c describe-slice)" ok_has "^Name: +$SLICE$"
+    check "$(c describe-slice-events)" has '^  Normal +E2ETest +[0-9a-z]+ +e2e-test +slice event from e2e$'
+    kc describe pod gpu-test-pod
+    check "$(c describe-pod)" ok_has '^Name: +gpu-test-pod$'
+    check "$(c describe-pod-events)" has '^  Normal +E2ETest +[0-9a-z]+ +e2e-test +pod event from e2e$'
+    kc get events --field-selector involvedObject.kind=Pod
+    check "$(c get-events)" ok_has '^[0-9a-z<>]+ +Normal +E2ETest +pod/gpu-test-pod +pod event from e2e$'
+}
+
+version_discovery() {
+    kc api-resources
+    check "$(c api-resources)" ok_has '^resourceclaims +resource\.k8s\.io/v1 +true +ResourceClaim$'
+    local r
+    for r in 'resourceclaimtemplates +resource\.k8s\.io/v1 +true +ResourceClaimTemplate' \
+        'resourceslices +resource\.k8s\.io/v1 +false +ResourceSlice' \
+        'deviceclasses +resource\.k8s\.io/v1 +false +DeviceClass' \
+        'pods +po +v1 +true +Pod' 'namespaces +ns +v1 +false +Namespace'; do
+        has "^$r$" || fail "$(c api-resources-${r%% *})" "$(e2e_show)"
+    done
+    kc explain resourceclaim.spec.devices
+    check "$(c explain)" ok_has '^KIND: +ResourceClaim$'
+    check "$(c explain-field)" has '^FIELD: +devices <DeviceClaim>$'
+    check "$(c explain-requests)" has '^  requests[[:space:]]+<\[\]DeviceRequest>'
+}
+
+version_delete() {
+    local p
+    kc create -f "$T/claim-fin.yaml"
+    check "$(c create-finalizer)" out_is "resourceclaim.resource.k8s.io/claim-fin created"
+    kc delete resourceclaim claim-fin --wait=false
+    check "$(c delete-nowait)" out_is 'resourceclaim.resource.k8s.io "claim-fin" deleted'
+    kc get resourceclaim claim-fin
+    check "$(c finalizer-holds)" norm_is "NAME STATE AGE
+claim-fin deleted <age>"
+    kc get resourceclaim claim-fin -o 'jsonpath={.metadata.deletionTimestamp}'
+    check "$(c finalizer-deletiontimestamp)" ok_has 'Z$'
+    # kubectl delete waits for the object to go; a second client removes
+    # the finalizer.
+    e2e_bg "$T/delete-wait" "$K" --cache-dir "$T/cache" delete resourceclaim claim-fin
+    p=$E2E_BG
+    sleep 0.5
+    kill -0 "$p" 2>/dev/null && pass "$(c delete-waits)" || fail "$(c delete-waits)" "$(cat "$T/delete-wait")"
+    kc patch resourceclaim claim-fin --type=merge -p '{"metadata":{"finalizers":null}}'
+    check "$(c remove-finalizer)" out_is "resourceclaim.resource.k8s.io/claim-fin patched"
+    e2e_bg_wait "$p" 60
+    [ $? = 0 ] && [ "$(cat "$T/delete-wait")" = 'resourceclaim.resource.k8s.io "claim-fin" deleted' ] \
+        && pass "$(c delete-wait-done)" || fail "$(c delete-wait-done)" "$(cat "$T/delete-wait")"
+    kc get resourceclaim claim-fin
+    check "$(c finalizer-gone)" rc_has 1 '^Error from server \(NotFound\): resourceclaims.resource.k8s.io "claim-fin" not found$'
+    kc delete resourceclaim claim-ssa
+    check "$(c delete-name)" out_is 'resourceclaim.resource.k8s.io "claim-ssa" deleted'
+    kc delete resourceclaims --all
+    check "$(c delete-all)" ok_has '^resourceclaim.resource.k8s.io "claim-a" deleted$'
+    check "$(c delete-all-gen)" has "^resourceclaim.resource.k8s.io \"$GEN\" deleted$"
+    kc get resourceclaims
+    check "$(c delete-all-empty)" out_is "No resources found in $NS namespace."
+    kc delete -f "$T/seed.yaml"
+    check "$(c delete-f)" out_is "resourceslice.resource.k8s.io \"$SLICE\" deleted
+deviceclass.resource.k8s.io \"$CLASS\" deleted
+resourceclaimtemplate.resource.k8s.io \"single-gpu\" deleted
+pod \"gpu-test-pod\" deleted"
+    kc delete event e2e-slice-$TAG -n default
+    check "$(c delete-event)" out_is "event \"e2e-slice-$TAG\" deleted"
+    # The namespace with objects left in it (the claim and pod events):
+    # kubectl waits until the namespace is gone.
+    kc delete namespace "$NS"
+    check "$(c delete-namespace)" out_is "namespace \"$NS\" deleted"
+    kc get namespace "$NS"
+    check "$(c namespace-gone)" rc_has 1 "^Error from server \(NotFound\): namespaces \"$NS\" not found$"
+    kc get events -n "$NS"
+    check "$(c namespace-emptied)" out_is "No resources found in $NS namespace."
+    kc delete namespace "$NS-x" --wait=false
+}
+
+run_version() {
+    K=$1
+    TAG=$(basename "$K")
+    TAG=${TAG#kubectl.}
+    TAG=${TAG//./-}
+    [ "$TAG" = kubectl ] && TAG=bin
+    NS=e2e-$TAG
+    SLICE=gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p-$TAG
+    CLASS=gpu.nvidia.com-$TAG
+    T=$E2E_TMP/$TAG
+    mkdir -p "$T"
+    E2E_OUT=$T/out
+    manifests
+    export KUBECONFIG=$T/kubeconfig
+    local v
+    v=$("$K" version --client -o json 2>/dev/null | jq -r .clientVersion.gitVersion)
+    echo "== $K ($v): namespace $NS"
+    version_apply
+    version_get
+    version_write
+    version_watch
+    version_describe
+    version_discovery
+    version_delete
+}
+
+examples_as_is
+for k in "${KUBECTLS[@]}"; do
+    run_version "$k"
+done
+e2e_stop_drad || fail drad-exit "drad did not stop cleanly: $(cat "$E2E_TMP/drad.err")"
+e2e_finish
