@@ -101,7 +101,13 @@ int node_parse_time(const char *s, size_t len, int64_t *ns)
     }
     if (i + 1 != len || s[i] != 'Z' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
         return -1;
-    *ns = (days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se) * (int64_t)1000000000 + frac;
+    {
+        int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + se;
+        /* Nanoseconds in int64 end in 2262. */
+        if (secs < 0 || secs >= INT64_MAX / 1000000000 - 1)
+            return -1;
+        *ns = secs * (int64_t)1000000000 + frac;
+    }
     return 0;
 }
 
