@@ -57,23 +57,45 @@ static dra_doc *owner_refs(const dra_doc *obj)
     return l && l->kind == DRA_DOC_LIST && l->u.list.n ? l : NULL;
 }
 
-/* A dependent whose owners are all gone is deleted in the background. */
+/* 1 when |obj| has owner references, is not being deleted, and none of
+ * its owners exists. */
+static int owners_gone(dra_apiserver *srv, const dra_doc *obj)
+{
+    const dra_doc *refs = owner_refs(obj);
+    const char *ns = api_meta_str(obj, "namespace");
+    if (!refs || api_meta_str(obj, "deletionTimestamp"))
+        return 0;
+    for (size_t i = 0; i < refs->u.list.n; i++)
+        if (owner_exists(srv, refs->u.list.items[i], ns ? ns : ""))
+            return 0;
+    return 1;
+}
+
+/* A dependent whose owners are all gone is deleted in the background.
+ * |o| comes from a listing taken before finish_owner ran on the objects
+ * before it: an owner of the same resource that was deleted with
+ * propagationPolicy Orphan has stripped its reference since, so the
+ * decision is made again on the stored copy. */
 static void collect_orphans(dra_apiserver *srv, const api_resource *res,
                             const dra_store_obj *o, dra_arena *a)
 {
-    dra_doc *obj, *refs;
-    const char *ns;
-    if (!has(o, "\"ownerReferences\"") || api_doc_parse(a, o->json, o->len, &obj))
+    dra_doc *obj;
+    dra_store_obj *cur;
+    const char *ns, *name;
+    char key[96];
+    int gone;
+    if (!has(o, "\"ownerReferences\"") || api_doc_parse(a, o->json, o->len, &obj) ||
+        !owners_gone(srv, obj))
         return;
-    refs = owner_refs(obj);
     ns = api_meta_str(obj, "namespace");
-    if (!refs || api_meta_str(obj, "deletionTimestamp"))
+    name = api_meta_str(obj, "name");
+    api_store_key(res, key, sizeof key);
+    if (!name || dra_store_get(srv->store, key, ns ? ns : "", name, &cur))
         return;
-    for (size_t i = 0; i < refs->u.list.n; i++)
-        if (owner_exists(srv, refs->u.list.items[i], ns ? ns : ""))
-            return;
-    api_delete_internal(srv, res, ns, api_meta_str(obj, "name"),
-                        api_meta_str(obj, "uid"), "Background");
+    gone = !api_doc_parse(a, cur->json, cur->len, &obj) && owners_gone(srv, obj);
+    dra_store_obj_unref(cur);
+    if (gone)
+        api_delete_internal(srv, res, ns, name, api_meta_str(obj, "uid"), "Background");
 }
 
 /* ---- dependents of one owner ------------------------------------------------------ */

@@ -446,6 +446,37 @@ static void test_gc_orphan(void **state)
     fx_close(&f);
 }
 
+/* Orphan with owner and dependent of the same resource: the collector's
+ * listing still shows the dependent's old reference after the owner
+ * stripped it; the dependent must stay (found by tests/e2e with kubectl
+ * delete --cascade=orphan). "c1" sorts before "child". */
+static void test_gc_orphan_same_resource(void **state)
+{
+    fx f;
+    char uid[64], body[1024];
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", CLAIMS, CLAIM("c1", ""));
+    FX_ASSERT_CODE(&f, 201);
+    snprintf(uid, sizeof uid, "%s", fx_str(&f, "metadata.uid"));
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+             "\"metadata\":{\"name\":\"child\",\"ownerReferences\":[{\"apiVersion\":"
+             "\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"name\":\"c1\",\"uid\":"
+             "\"%s\",\"controller\":true,\"blockOwnerDeletion\":true}]},\"spec\":"
+             "{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+             "{\"deviceClassName\":\"gpu.nvidia.com\"}}]}}}", uid);
+    fx_req(&f, "POST", CLAIMS, body);
+    FX_ASSERT_CODE(&f, 201);
+    fx_req(&f, "DELETE", CLAIMS "/c1", "{\"propagationPolicy\":\"Orphan\"}");
+    FX_ASSERT_CODE(&f, 200);
+    assert_true(fx_wait_code(&f, CLAIMS "/c1", 404));
+    fx_req(&f, "GET", CLAIMS "/child", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_null(strstr(f.body, "ownerReferences"));
+    fx_close(&f);
+}
+
 static void test_namespace_deletion(void **state)
 {
     fx f;
@@ -1024,6 +1055,7 @@ int main(void)
         cmocka_unit_test(test_gc_background),
         cmocka_unit_test(test_gc_foreground),
         cmocka_unit_test(test_gc_orphan),
+        cmocka_unit_test(test_gc_orphan_same_resource),
         cmocka_unit_test(test_namespace_deletion),
         cmocka_unit_test(test_strict_fields),
         cmocka_unit_test(test_bodies),
