@@ -247,6 +247,46 @@ static void test_sigterm_honoured(void **state)
     dra_arena_fini(&a);
 }
 
+/* kubectl logs -f: the stream ends when the container does. */
+static void test_follow(void **state)
+{
+    dra_arena a;
+    dra_apiserver_req q;
+    dra_apiserver_resp r;
+    dra_buf out;
+    int eof = 0;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    env_apply(&env, "apiVersion: v1\nkind: Pod\nmetadata: {name: ticker}\n"
+                    "spec:\n  nodeName: node-a\n  restartPolicy: Never\n"
+                    "  containers:\n  - name: c\n    image: busybox\n"
+                    "    command: [/bin/sh, -c, 'for i in 1 2 3 4 5; do echo tick $i; sleep 0.2; done']\n");
+    env_wait(&env, &a, "ticker", is_running_ready, NULL, 20000, "Running");
+    memset(&q, 0, sizeof q);
+    q.method = "GET";
+    q.path = "/api/v1/namespaces/default/pods/ticker/log";
+    q.query = "follow=true";
+    dra_apiserver_resp_init(&r, NULL);
+    assert_int_equal(dra_apiserver_handle(env.srv, &q, &r), DRA_OK);
+    assert_int_equal(r.code, 200);
+    assert_non_null(r.stream);
+    dra_buf_init(&out, NULL);
+    dra_buf_append(&out, r.body.p ? r.body.p : "", r.body.len);
+    for (int i = 0; i < 400 && !eof; i++) {
+        assert_int_equal(dra_stream_read(r.stream, &out, &eof), DRA_OK);
+        if (!eof)
+            usleep(25000);
+    }
+    assert_true(eof);
+    assert_string_equal(out.p, "tick 1\ntick 2\ntick 3\ntick 4\ntick 5\n");
+    dra_buf_fini(&out);
+    dra_stream_close(r.stream);
+    r.stream = NULL;
+    dra_apiserver_resp_fini(&r);
+    env_wait(&env, &a, "ticker", is_phase, (void *)"Succeeded", 20000, "Succeeded");
+    dra_arena_fini(&a);
+}
+
 static void test_restart_safety(void **state)
 {
     dra_arena a;
@@ -311,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_never),
         cmocka_unit_test(test_create_errors),
         cmocka_unit_test(test_sigterm_honoured),
+        cmocka_unit_test(test_follow),
         cmocka_unit_test(test_restart_safety),
     };
     dra_node_runtime *rt;

@@ -237,11 +237,32 @@ static void test_plugin_comes_back(void **state)
     dra_arena_fini(&a);
 }
 
+/* The plugin's own error reaches the pod's events. */
+static void test_plugin_error(void **state)
+{
+    dra_arena a;
+    char y[2048];
+    (void)state;
+    dra_arena_init(&a, NULL);
+    snprintf(y, sizeof y, claim_yaml, "claim-4");
+    env_apply(&env, y);
+    snprintf(y, sizeof y, pod_yaml, "nodevice", "claim-4");
+    env_apply(&env, y);
+    allocate("claim-4", "nodevice", "gpu-9");
+    for (int i = 0; i < 200 && !event_with("nodevice", "FailedPrepareDynamicResources", "gpu-9"); i++)
+        usleep(50000);
+    assert_true(event_with("nodevice", "FailedPrepareDynamicResources",
+                           "NodePrepareResources failed for ResourceClaim claim-4: "));
+    env_wait(&env, &a, "nodevice", waiting_creating, NULL, 20000, "ContainerCreating");
+    dra_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_pod),
         cmocka_unit_test(test_plugin_comes_back),
+        cmocka_unit_test(test_plugin_error),
     };
     dra_node_runtime *rt;
     dra_node_runtime_opts ro = {"/tmp/dra-agent-probe-gpu", NULL, NULL};
