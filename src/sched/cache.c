@@ -879,10 +879,9 @@ static dra_err decode_model(const dra_mem *mem, const dra_doc *doc, dra_kind kin
     return DRA_OK;
 }
 
-/* Slices and classes stay in the cache for long and there are many
- * slices: decoded once to learn their size, then again into one block of
- * exactly that size (an arena's doubling blocks would waste about a
- * third of 5,000 slices' memory). */
+/* Classes stay in the cache for long: decoded once to learn their size,
+ * then again into one block of exactly that size (an arena's doubling
+ * blocks would waste up to half of it). */
 static dra_err decode_tight(const dra_mem *mem, const dra_doc *doc, dra_kind kind, dra_arena **ar,
                             dra_object **obj, void **model, dra_diag *d)
 {
@@ -895,6 +894,34 @@ static dra_err decode_tight(const dra_mem *mem, const dra_doc *doc, dra_kind kin
     return decode_model(mem, doc, kind, used + 64, ar, obj, model, d);
 }
 
+/* A slice is kept as its allocator model only, copied with its strings
+ * into one block of the size it needs; the typed object in |tmp| (the
+ * caller frees it) is not needed after. */
+static dra_err slice_compact(const dra_mem *mem, const dra_alloc_slice *in, dra_arena **ar,
+                             void **model)
+{
+    dra_arena *probe = sched_arena_new(mem);
+    dra_alloc_slice *s;
+    size_t used;
+    dra_err err;
+    *ar = NULL;
+    if (!probe)
+        return DRA_ENOMEM;
+    err = sched_slice_copy(probe, in, &s);
+    used = probe->used;
+    sched_arena_free(mem, probe);
+    if (err != DRA_OK || !(*ar = sched_arena_new(mem)))
+        return DRA_ENOMEM;
+    (*ar)->next_block = used + 64;
+    if ((err = sched_slice_copy(*ar, in, &s)) != DRA_OK) {
+        sched_arena_free(mem, *ar);
+        *ar = NULL;
+        return err;
+    }
+    *model = s;
+    return DRA_OK;
+}
+
 static dra_err apply_obj(sc_core *c, dra_map *m, dra_kind kind, dra_watch_type type,
                          const dra_doc *doc, int64_t now_ms, dra_diag *d)
 {
@@ -905,9 +932,14 @@ static dra_err apply_obj(sc_core *c, dra_map *m, dra_kind kind, dra_watch_type t
     sc_obj *o, *old;
     void *model = NULL;
     int inventory = kind != DRA_KIND_RESOURCE_CLAIM_TEMPLATE;
-    dra_err err = inventory && type != DRA_WATCH_DELETED
-                      ? decode_tight(c->mem, doc, kind, &ar, &obj, &model, d)
-                      : decode_kind(c->mem, doc, kind, &ar, &obj, d);
+    dra_arena *tmp = NULL;
+    dra_err err;
+    if (kind == DRA_KIND_DEVICE_CLASS && type != DRA_WATCH_DELETED)
+        err = decode_tight(c->mem, doc, kind, &ar, &obj, &model, d);
+    else if (kind == DRA_KIND_RESOURCE_SLICE && type != DRA_WATCH_DELETED)
+        err = decode_model(c->mem, doc, kind, 0, &ar, &obj, &model, d);
+    else
+        err = decode_kind(c->mem, doc, kind, &ar, &obj, d);
     if (err != DRA_OK)
         return err;
     key = obj->meta.namespace_ ? mkkey(buf, sizeof buf, obj->meta.namespace_, obj->meta.name)
@@ -915,6 +947,17 @@ static dra_err apply_obj(sc_core *c, dra_map *m, dra_kind kind, dra_watch_type t
     if (!key) {
         sched_arena_free(c->mem, ar);
         return DRA_EINVALID;
+    }
+    if (kind == DRA_KIND_RESOURCE_SLICE && type != DRA_WATCH_DELETED) {
+        /* The key is copied below; the typed slice goes once compacted. */
+        if (!(key = dra_arena_strdup(ar, key)))
+            err = DRA_ENOMEM;
+        tmp = ar;
+        if (err != DRA_OK || (err = slice_compact(c->mem, model, &ar, &model)) != DRA_OK) {
+            sched_arena_free(c->mem, tmp);
+            return err;
+        }
+        obj = NULL;
     }
     old = dra_map_get(m, key, strlen(key));
     if (type == DRA_WATCH_DELETED) {
@@ -930,7 +973,9 @@ static dra_err apply_obj(sc_core *c, dra_map *m, dra_kind kind, dra_watch_type t
         free_obj(c, old);
         return DRA_OK;
     }
-    if (!(o = keyed_new(c->mem, sizeof *o, key))) {
+    o = keyed_new(c->mem, sizeof *o, key);
+    sched_arena_free(c->mem, tmp);
+    if (!o) {
         sched_arena_free(c->mem, ar);
         return DRA_ENOMEM;
     }

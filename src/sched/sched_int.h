@@ -263,11 +263,15 @@ typedef struct sc_claim {
 typedef struct sc_obj {
     const char *key;
     dra_arena *ar;
-    dra_object *obj;
+    dra_object *obj;      /* NULL for slices: only their model is kept */
     void *model;        /* dra_alloc_slice * / dra_alloc_class * */
     const char *ext_name; /* classes: the extended resource name they back */
     const char *created;  /* classes: creationTimestamp text */
 } sc_obj;
+
+/* A deep copy of |in| into |ar| that owns all its strings (model.c).
+ * DRA_OK or DRA_ENOMEM. */
+dra_err sched_slice_copy(dra_arena *ar, const dra_alloc_slice *in, dra_alloc_slice **out) DRA_HIDDEN;
 
 /* ---- the claim controller's work queue ----------------------------------------- */
 
