@@ -162,7 +162,8 @@ dra_err dra_node_cdi_resolve(const char *const *dirs, size_t n_dirs,
  * a SIGKILL to it ends every process of the container) and UTS
  * namespace; the host's network. Processes run as root without
  * capabilities (inside a user namespace when the runtime is not root).
- * Each container lives in STATE/<id>/ (config.json, state, hooks.log);
+ * Each container lives in STATE/<id>/ (config.json, a minimal OCI
+ * config for hooks that read the bundle; shim.json, state, hooks.log);
  * its supervisor, dra-shim, keeps running when the caller exits. */
 
 typedef struct dra_node_runtime dra_node_runtime;

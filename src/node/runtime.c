@@ -471,24 +471,61 @@ static int spawn_shim(dra_node_runtime *rt, const char *dir, int sync_fd)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
-static dra_err write_config(dra_node_runtime *rt, const dra_node_ctr_config *cfg, const char *dir, dra_diag *d)
+/* A minimal OCI runtime config for hooks that read the bundle: the
+ * process, the root (the host's, read-only) and the hostname. */
+static dra_doc *oci_config(dra_arena *a, const dra_node_ctr_config *cfg, dra_err *err)
 {
-    dra_arena a;
-    dra_buf b;
-    dra_doc *doc;
+    dra_doc *m = dra_doc_new_map(a, 4), *proc = dra_doc_new_map(a, 3), *root = dra_doc_new_map(a, 2);
+    dra_doc *args = dra_doc_new_list(a, cfg->argc), *env = dra_doc_new_list(a, cfg->n_env);
+    for (size_t i = 0; i < cfg->argc; i++)
+        node_push(a, args, node_str(a, cfg->argv[i]), err);
+    for (size_t i = 0; i < cfg->n_env; i++)
+        node_push(a, env, node_str(a, cfg->env[i]), err);
+    for (size_t i = 0; cfg->edits && i < cfg->edits->n_env; i++)
+        node_push(a, env, node_str(a, cfg->edits->env[i]), err);
+    node_set_str(a, m, "ociVersion", "1.2.0", err);
+    node_set(a, proc, "args", args, err);
+    node_set(a, proc, "env", env, err);
+    node_set_str(a, proc, "cwd", cfg->working_dir && cfg->working_dir[0] ? cfg->working_dir : "/", err);
+    node_set(a, m, "process", proc, err);
+    node_set_str(a, root, "path", "/", err);
+    node_set(a, root, "readonly", dra_doc_new_bool(a, 1), err);
+    node_set(a, m, "root", root, err);
+    if (cfg->hostname)
+        node_set_str(a, m, "hostname", cfg->hostname, err);
+    return m;
+}
+
+static dra_err write_json(const char *dir, const char *name, const dra_doc *doc, const dra_mem *mem,
+                          dra_diag *d)
+{
     char path[PATH_MAX + 32];
+    dra_buf b;
     dra_err e;
-    dra_arena_init(&a, rt->mem);
-    dra_buf_init(&b, rt->mem);
-    e = node_ctr_plan(&a, cfg, rt->bwrap, rt->shim, dir, rt->as_root, &doc, d);
-    if (!e)
-        e = dra_doc_to_json(doc, 2, &b);
-    snprintf(path, sizeof path, "%s/config.json", dir);
+    dra_buf_init(&b, mem);
+    e = dra_doc_to_json(doc, 2, &b);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     if (!e && node_write_file(path, b.p, b.len) != 0) {
         dra_diag_add(d, "", 0, 0, "write %s: %s", path, strerror(errno));
         e = DRA_EIO;
     }
     dra_buf_fini(&b);
+    return e;
+}
+
+static dra_err write_config(dra_node_runtime *rt, const dra_node_ctr_config *cfg, const char *dir, dra_diag *d)
+{
+    dra_arena a;
+    dra_doc *doc, *oci;
+    dra_err e, berr = DRA_OK;
+    dra_arena_init(&a, rt->mem);
+    e = node_ctr_plan(&a, cfg, rt->bwrap, rt->shim, dir, rt->as_root, &doc, d);
+    if (!e)
+        e = write_json(dir, "shim.json", doc, rt->mem, d);
+    if (!e) {
+        oci = oci_config(&a, cfg, &berr);
+        e = berr ? berr : write_json(dir, "config.json", oci, rt->mem, d);
+    }
     dra_arena_fini(&a);
     return e;
 }

@@ -1,6 +1,6 @@
 /*
  * shim.c: dra-shim, the per-container supervisor (containerd-shim's
- * role). `dra-shim run DIR SYNCFD` reads DIR/config.json written by
+ * role). `dra-shim run DIR SYNCFD` reads DIR/shim.json written by
  * runtime.c, starts bubblewrap, runs the host-side OCI hooks, turns the
  * container's stdout and stderr into a CRI-format log with a timestamp
  * per line, and records the container's state in DIR/state, so drad can
@@ -136,7 +136,7 @@ static int cfg_load(dra_arena *a, const char *dir, shim_cfg *c, char *err, size_
 {
     char path[4096], *text;
     size_t len;
-    snprintf(path, sizeof path, "%s/config.json", dir);
+    snprintf(path, sizeof path, "%s/shim.json", dir);
     memset(c, 0, sizeof *c);
     c->dir = dir;
     if (node_read_file(a, path, 16u << 20, &text, &len) != 0)
@@ -730,7 +730,7 @@ static int open_files(run *r, char *err, size_t size)
         return node_errf(err, size, "open log %s: %s", r->c.log, strerror(errno)), -1;
     snprintf(path, sizeof path, "%s/hooks.log", r->c.dir);
     r->hooklog = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    snprintf(path, sizeof path, "%s/config.json", r->c.dir);
+    snprintf(path, sizeof path, "%s/shim.json", r->c.dir);
     /* The sandbox's init reads the hooks through this descriptor: the
      * state directory itself may be hidden inside (under /tmp). */
     r->cfgfd = open(path, O_RDONLY | O_CLOEXEC);
