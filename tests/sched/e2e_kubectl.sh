@@ -12,7 +12,9 @@
 #      allocated (kubectl describe), then bound once a pod is deleted;
 #   3. a pod whose claim asks for more than 200Gi stays pending with an
 #      event naming the selector and the memory it read;
-#   4. kubectl dra explain pod (dractl through the kubectl plugin name).
+#   4. kubectl dra explain pod (dractl through the kubectl plugin name),
+#      dractl explain claim, and dractl simulate of one more pod on the
+#      live cluster (told why not, nothing written).
 # Every process started here is stopped by its pid on exit. Skips (77)
 # without kubectl or drad.
 set -u
@@ -149,6 +151,12 @@ run_mode() {
     out=$("$b/dractl" explain claim "$claim" --kubeconfig "$kc" 2>&1)
     case "$out" in *"is allocated on node gb200-pod2-f06-node05 (reserved): for pods gpu-test-pod"*) ;;
       *) fail "dractl explain claim: $out" ;; esac
+    # What if one more pod came? Simulated on the live cluster, not written.
+    pods_yaml "$src/examples/pod-gpu-test.yaml" | sed "s/name: gpu-test-pod\$/name: what-if/" >"$dir/what-if.yaml"
+    out=$("$b/dractl" simulate -f "$dir/what-if.yaml" --kubeconfig "$kc" 2>&1)
+    case "$out" in *"pod default/what-if: cannot be scheduled"*"4 are already allocated"*) ;;
+      *) fail "dractl simulate on the live cluster: $out" ;; esac
+    k get pod what-if >/dev/null 2>&1 && fail "dractl simulate wrote the pod"
     victim=gpu-pod-1
     [ "$pending" = gpu-pod-1 ] && victim=gpu-pod-2
     k delete pod "$victim" --wait=false >/dev/null || fail "delete $victim"
