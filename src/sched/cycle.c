@@ -165,76 +165,76 @@ static int allocated_claim(cyc *x, sc_cclaim *cc, const dra_allocation_result *r
     return 1;
 }
 
+/* One pod claim: its claim resolved and checked, then noted as allocated
+ * already or to be allocated. 1 go on, 0 decided (rc set), -1 ENOMEM. */
+static int resolve_claim(cyc *x, const sc_pclaim *pc)
+{
+    const sc_podinfo *in = x->in;
+    const char *name;
+    const dra_alloc_claim *m;
+    sc_claim *cl;
+    sc_cclaim *cc;
+    dra_err e = sched_pod_claim_name(in, pc, &name);
+    if (e == DRA_ENOTFOUND) {
+        set_rc(x, SC_RC_WAIT, NULL, "pod \"%s\": ResourceClaim not created yet%s",
+               dra_arena_sprintf(&x->cy->ar, "%s/%s", in->ns, in->name), "");
+        return 0;
+    }
+    if (e != DRA_OK) {
+        set_rc(x, SC_RC_UNSCHED, NULL, "spec.resourceClaim \"%s\": none of the supported "
+               "fields are set%s", pc->name, "");
+        return 0;
+    }
+    if (!name)
+        return 1;
+    if (!(cl = sched_claim_get(x->c, in->ns, name))) {
+        set_rc(x, SC_RC_WAIT, name, "resourceclaim.resource.k8s.io \"%s\" not found%s", name, "");
+        return 0;
+    }
+    if (cl->deleting) {
+        set_rc(x, SC_RC_WAIT, name, "resourceclaim \"%s\" is being deleted%s", name, "");
+        return 0;
+    }
+    if (pc->template_name && (!cl->owner_uid || strcmp(cl->owner_uid, in->uid))) {
+        set_rc(x, SC_RC_WAIT, name, "ResourceClaim %s was not created for the pod "
+               "(pod is not owner)%s", cl->key, "");
+        return 0;
+    }
+    if (!push_claim(x, pc->name, cl))
+        return -1;
+    cc = &x->cy->claims[x->cy->nclaims - 1];
+    if (cl->obj->u.claim.status.allocation)
+        return allocated_claim(x, cc, cl->obj->u.claim.status.allocation) ? 1 : -1;
+    if (cl->assumed) {
+        /* Another pod's reserve is writing this claim: wait for it. */
+        set_rc(x, SC_RC_WAIT, name, "resource claim %s is in the process of being "
+               "allocated%s", cl->key, "");
+        return 0;
+    }
+    if (class_missing(x, &cl->obj->u.claim.spec))
+        return 0;
+    if (!(m = sched_claim_model(x->c, cl, &x->d))) {
+        x->cy->rc = SC_RC_ERROR;
+        x->cy->message = dra_arena_sprintf(&x->cy->ar, "claim %s: %s", cl->key,
+                                           dra_diag_first(&x->d) ? dra_diag_first(&x->d)
+                                                                 : "cannot be modelled");
+        return 0;
+    }
+    cc->allocate = (int)x->cy->nmodels;
+    cc->reserve = 1;
+    return push_model(x, m) ? 1 : -1;
+}
+
 /* Returns 1 to go on to the nodes, 0 when the cycle is decided (rc set),
  * -1 on ENOMEM. */
 static int prefilter(cyc *x)
 {
-    const sc_podinfo *in = x->in;
-    for (size_t i = 0; i < in->nclaims; i++) {
-        const sc_pclaim *pc = &in->claims[i];
-        const char *name;
-        sc_claim *cl;
-        sc_cclaim *cc;
-        const dra_allocation_result *res;
-        dra_err e = sched_pod_claim_name(in, pc, &name);
-        if (e == DRA_ENOTFOUND) {
-            set_rc(x, SC_RC_WAIT, NULL, "pod \"%s\": ResourceClaim not created yet%s",
-                   dra_arena_sprintf(&x->cy->ar, "%s/%s", in->ns, in->name), "");
-            return 0;
-        }
-        if (e != DRA_OK) {
-            set_rc(x, SC_RC_UNSCHED, NULL, "spec.resourceClaim \"%s\": none of the supported "
-                   "fields are set%s", pc->name, "");
-            return 0;
-        }
-        if (!name)
-            continue;
-        if (!(cl = sched_claim_get(x->c, in->ns, name))) {
-            set_rc(x, SC_RC_WAIT, name, "resourceclaim.resource.k8s.io \"%s\" not found%s", name, "");
-            return 0;
-        }
-        if (cl->deleting) {
-            set_rc(x, SC_RC_WAIT, name, "resourceclaim \"%s\" is being deleted%s", name, "");
-            return 0;
-        }
-        if (pc->template_name && (!cl->owner_uid || strcmp(cl->owner_uid, in->uid))) {
-            set_rc(x, SC_RC_WAIT, name, "ResourceClaim %s was not created for the pod "
-                   "(pod is not owner)%s", cl->key, "");
-            return 0;
-        }
-        if (!push_claim(x, pc->name, cl))
-            return -1;
-        cc = &x->cy->claims[x->cy->nclaims - 1];
-        res = cl->obj->u.claim.status.allocation;
-        if (res) {
-            if (!allocated_claim(x, cc, res))
-                return -1;
-            continue;
-        }
-        if (cl->assumed) {
-            /* Another pod's reserve is writing this claim: wait for it. */
-            set_rc(x, SC_RC_WAIT, name, "resource claim %s is in the process of being "
-                   "allocated%s", cl->key, "");
-            return 0;
-        }
-        if (class_missing(x, &cl->obj->u.claim.spec))
-            return 0;
-        {
-            const dra_alloc_claim *m = sched_claim_model(x->c, cl, &x->d);
-            if (!m) {
-                x->cy->rc = SC_RC_ERROR;
-                x->cy->message = dra_arena_sprintf(&x->cy->ar, "claim %s: %s", cl->key,
-                                                   dra_diag_first(&x->d) ? dra_diag_first(&x->d)
-                                                                         : "cannot be modelled");
-                return 0;
-            }
-            cc->allocate = (int)x->cy->nmodels;
-            cc->reserve = 1;
-            if (!push_model(x, m))
-                return -1;
-        }
+    for (size_t i = 0; i < x->in->nclaims; i++) {
+        int r = resolve_claim(x, &x->in->claims[i]);
+        if (r <= 0)
+            return r;
     }
-    if (sched_ext_wanted(x->c, in)) {
+    if (sched_ext_wanted(x->c, x->in)) {
         if (!push_claim(x, SC_SPECIAL_CLAIM, NULL))
             return -1;
         x->cy->ext = (int)x->cy->nclaims - 1;

@@ -313,6 +313,40 @@ static dra_doc *alloc_doc(dra_arena *ar, const sc_claim *cl, const dra_allocatio
     return (dra_doc *)dra_doc_get(dra_doc_get(d, "status"), "allocation");
 }
 
+/* The extended-resource claim of a bind job: created first, then given
+ * |res|. 0 on ENOMEM. */
+static int ext_job_claim(sched_job *j, job_claim *jc, const dra_allocation_result *res,
+                         const dra_claim_spec *spec)
+{
+    /* The allocation as a document: encoded inside a scratch claim. */
+    sc_claim tmp;
+    dra_object o;
+    memset(&tmp, 0, sizeof tmp);
+    memset(&o, 0, sizeof o);
+    o.kind = DRA_KIND_RESOURCE_CLAIM;
+    tmp.obj = &o;
+    jc->create = 1;
+    jc->allocated = 1;
+    jc->ns = j->ns;
+    jc->create_doc = sched_ext_claim_doc(&j->ar, j->pod_info, spec);
+    jc->alloc = alloc_doc(&j->ar, &tmp, res);
+    return jc->create_doc && jc->alloc;
+}
+
+/* The request names of |spec| (for the pod's extendedResourceClaimStatus),
+ * copied into |ar|. */
+static const dra_claim_spec *spec_names(dra_arena *ar, const dra_claim_spec *spec)
+{
+    dra_claim_spec *sp = dra_arena_zalloc(ar, sizeof *sp);
+    if (!sp || !(sp->requests = dra_arena_array(ar, spec->n_requests + 1, sizeof *sp->requests)))
+        return NULL;
+    for (size_t i = 0; i < spec->n_requests; i++)
+        if (!(sp->requests[i].name = dra_arena_strdup(ar, spec->requests[i].name)))
+            return NULL;
+    sp->n_requests = spec->n_requests;
+    return sp;
+}
+
 /* The bind job for a successful cycle: every claim to reserve, with the
  * documents built now, under the lock, from the cached objects. */
 static sched_job *bind_job(dra_sched *s, sc_pod *p, sc_cycle *cy)
@@ -333,21 +367,7 @@ static sched_job *bind_job(dra_sched *s, sc_pod *p, sc_cycle *cy)
         if (i == (size_t)cy->ext) {
             if (!cy->ext_spec || !p->ext_res)
                 continue;
-            jc->create = 1;
-            jc->allocated = 1;
-            jc->create_doc = sched_ext_claim_doc(&j->ar, j->pod_info, cy->ext_spec);
-            {
-                /* The allocation, as a document: encode it inside a scratch claim. */
-                sc_claim tmp;
-                dra_object o;
-                memset(&tmp, 0, sizeof tmp);
-                memset(&o, 0, sizeof o);
-                o.kind = DRA_KIND_RESOURCE_CLAIM;
-                tmp.obj = &o;
-                jc->alloc = alloc_doc(&j->ar, &tmp, p->ext_res);
-            }
-            jc->ns = j->ns;
-            if (!jc->create_doc || !jc->alloc)
+            if (!ext_job_claim(j, jc, p->ext_res, cy->ext_spec))
                 goto fail;
             n++;
             continue;
@@ -370,17 +390,8 @@ static sched_job *bind_job(dra_sched *s, sc_pod *p, sc_cycle *cy)
         n++;
     }
     j->nclaims = n;
-    if (cy->ext_spec) {
-        /* Keep the spec for the pod's extendedResourceClaimStatus. */
-        dra_claim_spec *sp = dra_arena_zalloc(&j->ar, sizeof *sp);
-        if (!sp || !(sp->requests = dra_arena_array(&j->ar, cy->ext_spec->n_requests + 1,
-                                                    sizeof *sp->requests)))
-            goto fail;
-        for (size_t i = 0; i < cy->ext_spec->n_requests; i++)
-            sp->requests[i].name = dra_arena_strdup(&j->ar, cy->ext_spec->requests[i].name);
-        sp->n_requests = cy->ext_spec->n_requests;
-        j->ext_spec = sp;
-    }
+    if (cy->ext_spec && !(j->ext_spec = spec_names(&j->ar, cy->ext_spec)))
+        goto fail;
     return j;
 fail:
     job_free(s, j);
