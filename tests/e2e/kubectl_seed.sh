@@ -61,6 +61,39 @@ sed -i 's/^\(    note: \).*/\1edited/' "$1"
 EOF
 chmod +x "$editor"
 
+# ---- discovery as each kubectl negotiates it (kubectl-protocol.md §3) --------
+discovery_negotiation() {
+    local v2='application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList'
+    local b1='application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList'
+    local accept want ct p
+    E2E_OUT=$E2E_TMP/body
+    for p in /api /apis; do
+        # 1.30+: v2 first; 1.27-1.29: v2beta1 only; anything else: legacy.
+        for accept in "$v2,$b1,application/json" "$b1,application/json" "application/json"; do
+            case "$accept" in
+            "$v2"*) want=$v2 ;;
+            "$b1"*) want=$b1 ;;
+            *) want=application/json ;;
+            esac
+            ct=$(curl -s -o "$E2E_OUT" -w '%{content_type}' --cacert "$E2E_DATA/ca.crt" \
+                -H "Authorization: Bearer $E2E_TOKEN" -H "Accept: $accept" "$E2E_URL$p?timeout=32s")
+            [ "$ct" = "$want" ] && pass "discovery$p/${want##*v=}" \
+                || fail "discovery$p/${want##*v=}" "Content-Type $ct for Accept $accept"
+        done
+    done
+    # The last answer was legacy /apis: resource.k8s.io with v1 preferred.
+    check discovery/legacy-apis jqe '.kind == "APIGroupList" and (.groups[] |
+        select(.name == "resource.k8s.io") | .preferredVersion.version == "v1"
+        and .versions[0].version == "v1")' "$E2E_OUT"
+    ct=$(curl -s -o "$E2E_OUT" -w '%{content_type}' --cacert "$E2E_DATA/ca.crt" \
+        -H "Authorization: Bearer $E2E_TOKEN" -H "Accept: $v2" "$E2E_URL/apis")
+    check discovery/aggregated-apis jqe '.kind == "APIGroupDiscoveryList"
+        and .apiVersion == "apidiscovery.k8s.io/v2" and (.items[] |
+        select(.metadata.name == "resource.k8s.io") | .versions[0].version == "v1" and
+        ([.versions[0].resources[] | select(.resource == "resourceclaims") |
+          .subresources[].subresource] == ["status"]))' "$E2E_OUT"
+}
+
 # ---- the example files as they are, with the first kubectl ----------------
 examples_as_is() {
     K=${KUBECTLS[0]}
@@ -191,9 +224,102 @@ spec:
   foo: 1
   devices: {}
 EOF
+    cat >"$T/claim-v1beta1.yaml" <<EOF
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata:
+  name: claim-beta
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: $CLASS
+      allocationMode: ExactCount
+      count: 1
+EOF
+    # A pod that uses claim-a: the claim is reserved for it.
+    cat >"$T/claim-pod.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: claim-pod
+spec:
+  containers:
+  - name: ctr
+    image: ubuntu:22.04
+    resources:
+      claims:
+      - name: gpu
+  resourceClaims:
+  - name: gpu
+    resourceClaimName: claim-a
+  tolerations:
+  - key: nvidia.com/gpu
+    operator: Exists
+    effect: NoSchedule
+EOF
+    cat >"$T/node.yaml" <<EOF
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-$TAG
+  labels:
+    node-role.kubernetes.io/worker: ""
+spec:
+  unschedulable: true
+  taints:
+  - key: e2e.dra.example.com/keep-off
+    effect: NoSchedule
+status:
+  conditions:
+  - type: Ready
+    status: "True"
+    reason: KubeletReady
+    message: kubelet is posting ready status
+    lastHeartbeatTime: "2026-01-01T00:00:00Z"
+    lastTransitionTime: "2026-01-01T00:00:00Z"
+  addresses:
+  - type: InternalIP
+    address: 10.0.0.5
+  nodeInfo:
+    kubeletVersion: v1.35.0
+    osImage: Debian GNU/Linux 12 (bookworm)
+    kernelVersion: 6.1.0-e2e
+    containerRuntimeVersion: containerd://2.0.0
+    operatingSystem: linux
+    architecture: amd64
+    machineID: e2e
+    systemUUID: e2e
+    bootID: e2e
+    kubeProxyVersion: ""
+EOF
     sed "s/^\(  namespace: \)default$/\1$NS/" "$BASE_KC" >"$T/kubeconfig"
     sed -i "s/^\( *namespace: \)default$/\1$NS/" "$T/kubeconfig"
     chmod 600 "$T/kubeconfig"
+}
+
+# owned_claim NAME OWNER-APIVERSION OWNER-KIND OWNER-NAME OWNER-UID: a claim
+# with one controller ownerReference that blocks its owner's deletion.
+owned_claim() {
+    cat <<EOF
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: $1
+  ownerReferences:
+  - apiVersion: $2
+    kind: $3
+    name: $4
+    uid: $5
+    controller: true
+    blockOwnerDeletion: true
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: $CLASS
+EOF
 }
 
 # events.yaml for describe: one event each for the claim, the slice (a
@@ -249,6 +375,17 @@ pod/gpu-test-pod created"
 deviceclass.resource.k8s.io/$CLASS unchanged
 resourceclaimtemplate.resource.k8s.io/single-gpu configured
 pod/gpu-test-pod unchanged"
+    # drad's resourceclaim controller makes the pod's claim from the template.
+    local i
+    for i in $(seq 100); do
+        kc get resourceclaims -o 'jsonpath={.items[*].metadata.name}'
+        TCLAIM=$(grep -Eo 'gpu-test-pod-gpu-claim-[bcdfghjklmnpqrstvwxz2456789]{5}' "$E2E_OUT")
+        [ -n "$TCLAIM" ] && break
+        sleep 0.1
+    done
+    [ -n "$TCLAIM" ] && pass "$(c template-claim)" || fail "$(c template-claim)" "no claim for the pod"
+    kc get pod gpu-test-pod -o 'jsonpath={.status.resourceClaimStatuses[0].name}={.status.resourceClaimStatuses[0].resourceClaimName}'
+    check "$(c template-claim-status)" out_is "gpu-claim=$TCLAIM"
     kc apply -f "$T/claim.yaml"
     check "$(c apply-claim)" out_is "resourceclaim.resource.k8s.io/claim-a created"
     kc apply -f "$T/claim.yaml"
@@ -278,7 +415,8 @@ resourceclaimtemplate.resource.k8s.io/single-gpu <age>"
     kc get resourceclaims
     check "$(c get-claims)" norm_is "NAME STATE AGE
 claim-a pending <age>
-$GEN pending <age>"
+$GEN pending <age>
+$TCLAIM pending <age>"
     kc get pods -o wide
     check "$(c get-pods-wide)" norm_is "NAME READY STATUS RESTARTS AGE IP NODE NOMINATED NODE READINESS GATES
 gpu-test-pod 0/1 Pending 0 <age> <none> <none> <none> <none>"
@@ -297,7 +435,7 @@ gpu-test-pod 0/1 Pending 0 <age>"
         and .spec.devices.requests[0].exactly.allocationMode == \"ExactCount\"" "$E2E_OUT"
     CLAIM_UID=$(jq -r .metadata.uid "$E2E_OUT")
     kco get resourceclaims,resourceclaimtemplates -o json
-    check "$(c get-json-list)" jqe '.kind == "List" and ([.items[].kind] | sort) == ["ResourceClaim","ResourceClaim","ResourceClaimTemplate"]' "$E2E_OUT"
+    check "$(c get-json-list)" jqe '.kind == "List" and ([.items[].kind] | sort) == ["ResourceClaim","ResourceClaim","ResourceClaim","ResourceClaimTemplate"]' "$E2E_OUT"
     kc get resourceslice/"$SLICE" deviceclass/"$CLASS" -o name
     check "$(c get-name)" out_is "resourceslice.resource.k8s.io/$SLICE
 deviceclass.resource.k8s.io/$CLASS"
@@ -309,7 +447,13 @@ deviceclass.resource.k8s.io/$CLASS"
     kc get resourceclaims -A --sort-by=.metadata.name
     check "$(c get-all-namespaces)" norm_is "NAMESPACE NAME STATE AGE
 $NS claim-a pending <age>
-$NS $GEN pending <age>"
+$NS $GEN pending <age>
+$NS $TCLAIM pending <age>"
+    # Pages of one: limit=1, then continue.
+    kc get resourceclaims --chunk-size=1 -o name
+    check "$(c get-chunked)" out_is "resourceclaim.resource.k8s.io/claim-a
+resourceclaim.resource.k8s.io/$GEN
+resourceclaim.resource.k8s.io/$TCLAIM"
     kc get resourceclaim nope
     check "$(c get-notfound)" rc_has 1 '^Error from server \(NotFound\): resourceclaims.resource.k8s.io "nope" not found$'
 }
@@ -377,10 +521,14 @@ version_watch() {
     p2=$E2E_BG
     e2e_wait_for "$T/watch-all" '^claim-a +pending' && e2e_wait_for "$T/watch-one" '^claim-a +pending'
     w1=$?
+    kc create -f "$T/claim-pod.yaml"
+    check "$(c claim-pod)" out_is "pod/claim-pod created"
+    kc get pod claim-pod -o 'jsonpath={.metadata.uid}'
+    CLAIM_POD_UID=$(cat "$E2E_OUT")
     kc patch resourceclaim claim-a --subresource=status --type=merge -p "{\"status\":{
         \"allocation\":{\"devices\":{\"results\":[{\"request\":\"gpu\",\"driver\":\"gpu.nvidia.com\",
           \"pool\":\"gb200-pod2-f06-node05\",\"device\":\"gpu-0\"}]}},
-        \"reservedFor\":[{\"resource\":\"pods\",\"name\":\"gpu-test-pod\",\"uid\":\"$POD_UID\"}]}}"
+        \"reservedFor\":[{\"resource\":\"pods\",\"name\":\"claim-pod\",\"uid\":\"$CLAIM_POD_UID\"}]}}"
     check "$(c patch-status)" out_is "resourceclaim.resource.k8s.io/claim-a patched"
     e2e_wait_for "$T/watch-all" '^claim-a +allocated,reserved +' 20
     w2=$?
@@ -393,7 +541,7 @@ version_watch() {
     check "$(c get-allocated-reserved)" norm_is "NAME STATE AGE
 claim-a allocated,reserved <age>"
     kc get resourceclaim claim-a -o 'jsonpath={.status.allocation.devices.results[0].device} {.status.reservedFor[0].name}'
-    check "$(c status-stored)" out_is "gpu-0 gpu-test-pod"
+    check "$(c status-stored)" out_is "gpu-0 claim-pod"
 }
 
 version_describe() {
@@ -415,6 +563,53 @@ event/e2e-pod created"
     check "$(c describe-pod-events)" has '^  Normal +E2ETest +[0-9a-z]+ +e2e-test +pod event from e2e$'
     kc get events --field-selector involvedObject.kind=Pod
     check "$(c get-events)" ok_has '^[0-9a-z<>]+ +Normal +E2ETest +pod/gpu-test-pod +pod event from e2e$'
+}
+
+# resource.k8s.io/v1beta1 and v1beta2, converted (what 1.32/1.33 drivers
+# and kubelets use): reads of v1 objects, a v1beta1 write read back as v1.
+version_beta() {
+    kc get resourceclaims.v1beta1.resource.k8s.io claim-a \
+        -o 'jsonpath={.apiVersion} {.spec.devices.requests[0].deviceClassName} {.spec.devices.requests[0].allocationMode} {.status.allocation.devices.results[0].device}'
+    check "$(c beta1-get)" out_is "resource.k8s.io/v1beta1 $CLASS ExactCount gpu-0"
+    kc get resourceclaims.v1beta2.resource.k8s.io claim-a \
+        -o 'jsonpath={.apiVersion} {.spec.devices.requests[0].exactly.deviceClassName}'
+    check "$(c beta2-get)" out_is "resource.k8s.io/v1beta2 $CLASS"
+    kc get resourceslices.v1beta1.resource.k8s.io "$SLICE"
+    check "$(c beta1-table)" norm_is "NAME NODE DRIVER POOL AGE
+$SLICE gb200-pod2-f06-node05 gpu.nvidia.com gb200-pod2-f06-node05 <age>"
+    kc apply -f "$T/claim-v1beta1.yaml"
+    check "$(c beta1-apply)" out_is "resourceclaim.resource.k8s.io/claim-beta created"
+    kc get resourceclaim.v1.resource.k8s.io claim-beta -o 'jsonpath={.apiVersion} {.spec.devices.requests[0].exactly.deviceClassName}'
+    check "$(c beta1-as-v1)" out_is "resource.k8s.io/v1 $CLASS"
+    kc apply -f "$T/claim-v1beta1.yaml"
+    check "$(c beta1-apply-again)" out_is "resourceclaim.resource.k8s.io/claim-beta unchanged"
+    kc delete -f "$T/claim-v1beta1.yaml"
+    check "$(c beta1-delete)" out_is 'resourceclaim.resource.k8s.io "claim-beta" deleted'
+}
+
+# A Node as a kubelet registers it (status included), its wide table,
+# describe (its pods through a spec.nodeName/status.phase field selector),
+# uncordon and cordon (strategic merge patches of spec.unschedulable).
+version_nodes() {
+    kc create -f "$T/node.yaml"
+    check "$(c node-create)" out_is "node/node-$TAG created"
+    kc get node "node-$TAG" -o wide
+    check "$(c node-wide)" norm_is "NAME STATUS ROLES AGE VERSION INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME
+node-$TAG Ready,SchedulingDisabled worker <age> v1.35.0 10.0.0.5 <none> Debian GNU/Linux 12 (bookworm) 6.1.0-e2e containerd://2.0.0"
+    kc describe node "node-$TAG"
+    check "$(c node-describe)" ok_has '^  Ready +True +.* +KubeletReady +kubelet is posting ready status$'
+    check "$(c node-describe-pods)" has '^Non-terminated Pods: +\(0 in total\)$'
+    kc uncordon "node-$TAG"
+    check "$(c node-uncordon)" out_is "node/node-$TAG uncordoned"
+    kc cordon "node-$TAG"
+    check "$(c node-cordon)" out_is "node/node-$TAG cordoned"
+    kc get node "node-$TAG"
+    check "$(c node-get)" norm_is "NAME STATUS ROLES AGE VERSION
+node-$TAG Ready,SchedulingDisabled worker <age> v1.35.0"
+    kc logs gpu-test-pod
+    check "$(c logs-unscheduled)" rc_has 1 '^Error from server \(BadRequest\): pod gpu-test-pod does not have a host assigned$'
+    kc delete node "node-$TAG"
+    check "$(c node-delete)" out_is "node \"node-$TAG\" deleted"
 }
 
 version_discovery() {
@@ -459,16 +654,13 @@ claim-fin deleted <age>"
     check "$(c finalizer-gone)" rc_has 1 '^Error from server \(NotFound\): resourceclaims.resource.k8s.io "claim-fin" not found$'
     kc delete resourceclaim claim-ssa
     check "$(c delete-name)" out_is 'resourceclaim.resource.k8s.io "claim-ssa" deleted'
+    version_gc
     kc delete resourceclaims --all
     check "$(c delete-all)" ok_has '^resourceclaim.resource.k8s.io "claim-a" deleted$'
     check "$(c delete-all-gen)" has "^resourceclaim.resource.k8s.io \"$GEN\" deleted$"
+    check "$(c delete-all-orphan)" has '^resourceclaim.resource.k8s.io "child-or" deleted$'
     kc get resourceclaims
     check "$(c delete-all-empty)" out_is "No resources found in $NS namespace."
-    kc delete -f "$T/seed.yaml"
-    check "$(c delete-f)" out_is "resourceslice.resource.k8s.io \"$SLICE\" deleted
-deviceclass.resource.k8s.io \"$CLASS\" deleted
-resourceclaimtemplate.resource.k8s.io \"single-gpu\" deleted
-pod \"gpu-test-pod\" deleted"
     kc delete event e2e-slice-$TAG -n default
     check "$(c delete-event)" out_is "event \"e2e-slice-$TAG\" deleted"
     # The namespace with objects left in it (the claim and pod events):
@@ -480,6 +672,59 @@ pod \"gpu-test-pod\" deleted"
     kc get events -n "$NS"
     check "$(c namespace-emptied)" out_is "No resources found in $NS namespace."
     kc delete namespace "$NS-x" --wait=false
+}
+
+# Owner references: foreground (kubectl returns once the owner is gone, and
+# the owner goes only after its blocking dependent), orphan (the dependent
+# stays, its reference stripped), background (the seed's pod deleted with
+# delete -f takes the claim it owns; kubectl wait sees it go).
+version_gc() {
+    local uid
+    kc create -f "$T/claim.yaml" --dry-run=client -o yaml
+    sed 's/name: claim-a/name: parent-fg/' "$E2E_OUT" >"$T/parents.yaml"
+    printf -- '---\n' >>"$T/parents.yaml"
+    sed 's/name: claim-a/name: parent-or/' "$E2E_OUT" >>"$T/parents.yaml"
+    kc create -f "$T/parents.yaml"
+    check "$(c gc-parents)" out_is "resourceclaim.resource.k8s.io/parent-fg created
+resourceclaim.resource.k8s.io/parent-or created"
+    kc get resourceclaim parent-fg -o 'jsonpath={.metadata.uid}'
+    uid=$(cat "$E2E_OUT")
+    owned_claim child-fg resource.k8s.io/v1 ResourceClaim parent-fg "$uid" >"$T/children.yaml"
+    printf -- '---\n' >>"$T/children.yaml"
+    kc get resourceclaim parent-or -o 'jsonpath={.metadata.uid}'
+    owned_claim child-or resource.k8s.io/v1 ResourceClaim parent-or "$(cat "$E2E_OUT")" >>"$T/children.yaml"
+    printf -- '---\n' >>"$T/children.yaml"
+    owned_claim claim-owned v1 Pod gpu-test-pod "$POD_UID" >>"$T/children.yaml"
+    kc create -f "$T/children.yaml"
+    check "$(c gc-children)" out_is "resourceclaim.resource.k8s.io/child-fg created
+resourceclaim.resource.k8s.io/child-or created
+resourceclaim.resource.k8s.io/claim-owned created"
+    kc delete resourceclaim parent-fg --cascade=foreground
+    check "$(c gc-foreground)" out_is 'resourceclaim.resource.k8s.io "parent-fg" deleted'
+    kc get resourceclaim child-fg
+    check "$(c gc-foreground-dependent)" rc_has 1 'resourceclaims.resource.k8s.io "child-fg" not found$'
+    kc delete resourceclaim parent-or --cascade=orphan
+    check "$(c gc-orphan)" out_is 'resourceclaim.resource.k8s.io "parent-or" deleted'
+    kc get resourceclaim child-or -o 'jsonpath={.metadata.name}:{.metadata.ownerReferences}'
+    check "$(c gc-orphan-dependent)" out_is "child-or:"
+    kc delete -f "$T/seed.yaml"
+    check "$(c delete-f)" out_is "resourceslice.resource.k8s.io \"$SLICE\" deleted
+deviceclass.resource.k8s.io \"$CLASS\" deleted
+resourceclaimtemplate.resource.k8s.io \"single-gpu\" deleted
+pod \"gpu-test-pod\" deleted"
+    kc wait --for=delete resourceclaim/claim-owned --timeout=60s
+    # Prints "condition met" only when it saw the claim go.
+    [ "$RC" = 0 ] && grep -Evq '^(resourceclaim.resource.k8s.io/claim-owned condition met)?$' "$E2E_OUT"
+    [ $? = 1 ] && [ "$RC" = 0 ] && pass "$(c gc-background-wait)" || fail "$(c gc-background-wait)" "rc $RC $(e2e_show)"
+    # So does the claim made from the template for it.
+    kc wait --for=delete "resourceclaim/$TCLAIM" --timeout=60s
+    kc get resourceclaim "$TCLAIM"
+    check "$(c gc-template-claim)" rc_has 1 "resourceclaims.resource.k8s.io \"$TCLAIM\" not found$"
+    kc get resourceclaim claim-owned
+    check "$(c gc-background)" rc_has 1 'resourceclaims.resource.k8s.io "claim-owned" not found$'
+    # The orphan is still there after the passes that collected claim-owned.
+    kc get resourceclaim child-or -o 'jsonpath={.metadata.name}'
+    check "$(c gc-orphan-kept)" out_is "child-or"
 }
 
 run_version() {
@@ -504,10 +749,13 @@ run_version() {
     version_write
     version_watch
     version_describe
+    version_beta
+    version_nodes
     version_discovery
     version_delete
 }
 
+discovery_negotiation
 examples_as_is
 for k in "${KUBECTLS[@]}"; do
     run_version "$k"
