@@ -94,6 +94,30 @@ discovery_negotiation() {
           .subresources[].subresource] == ["status"]))' "$E2E_OUT"
 }
 
+# ---- raw requests through kubectl (first kubectl only) -------------------------
+# kubectl create --raw POSTs a file as it is: a body over 3 MiB gets kube's
+# 413, a malformed one a 400 that names the problem.
+raw_requests() {
+    K=${KUBECTLS[0]}
+    TAG=raw
+    T=$E2E_TMP/raw
+    mkdir -p "$T"
+    E2E_OUT=$T/out
+    export KUBECONFIG=$BASE_KC
+    {
+        printf '{"apiVersion":"v1","kind":"Event","metadata":{"name":"big"},"message":"'
+        head -c 3200000 /dev/zero | tr '\0' x
+        printf '"}'
+    } >"$T/big.json"
+    kc create --raw /api/v1/namespaces/default/events -f "$T/big.json"
+    check "$(c too-large)" rc_has 1 '^Error from server \(RequestEntityTooLarge\): Request entity too large: limit is 3145728$'
+    printf '{"apiVersion": "v1", "kind": \n' >"$T/bad.json"
+    kc create --raw /api/v1/namespaces/default/events -f "$T/bad.json"
+    check "$(c malformed-json)" rc_has 1 '^Error from server \(BadRequest\): .*json parse error: .*unexpected end of JSON input'
+    kc get --raw /apis/resource.k8s.io/v1
+    check "$(c get-raw)" jqe '.kind == "APIResourceList" and .groupVersion == "resource.k8s.io/v1"' "$E2E_OUT"
+}
+
 # ---- the example files as they are, with the first kubectl ----------------
 examples_as_is() {
     K=${KUBECTLS[0]}
@@ -756,6 +780,7 @@ run_version() {
 }
 
 discovery_negotiation
+raw_requests
 examples_as_is
 for k in "${KUBECTLS[@]}"; do
     run_version "$k"
