@@ -399,7 +399,14 @@ static dra_err unknown_fields(api_req *r, const dra_object *o)
     dra_buf_init(&b, r->srv->mem);
     for (size_t i = 0; i < d.n; i++)
         dra_buf_printf(&b, "%s%s", i ? ", " : "", d.v[i].msg);
-    api_bad_request(r, "strict decoding error: %s", b.p ? b.p : "");
+    /* create and update go through kube's transformDecodeError, which
+     * names the body's kind and version; patch reports the bare error. */
+    if (r->in->method && !strcmp(r->in->method, "PATCH"))
+        api_bad_request(r, "strict decoding error: %s", b.p ? b.p : "");
+    else
+        api_bad_request(r, "%s in version \"%s\" cannot be handled as a %s: "
+                        "strict decoding error: %s", r->res->kind, r->res->version,
+                        r->res->kind, b.p ? b.p : "");
     dra_buf_fini(&b);
     dra_diag_fini(&d);
     return DRA_EINVALID;

@@ -529,12 +529,29 @@ static void test_strict_fields(void **state)
     snprintf(b, sizeof b, body, "s");
     fx_req(&f, "POST", CLAIMS "?fieldValidation=Strict", b);
     FX_ASSERT_CODE(&f, 400);
+    /* kube-apiserver's create/update wording (transformDecodeError). */
     assert_string_equal(fx_str(&f, "message"),
+                        "ResourceClaim in version \"v1\" cannot be handled as a ResourceClaim: "
                         "strict decoding error: unknown field \"spec.foo\"");
     snprintf(b, sizeof b, body, "w");
     fx_req(&f, "POST", CLAIMS "?fieldValidation=Warn", b);
     FX_ASSERT_CODE(&f, 201);
     assert_string_equal(f.warning, "299 - \"unknown field \\\"spec.foo\\\"\"");
+    fx_req(&f, "PUT", CLAIMS "/w?fieldValidation=Strict", b);
+    FX_ASSERT_CODE(&f, 400);
+    assert_string_equal(fx_str(&f, "message"),
+                        "ResourceClaim in version \"v1\" cannot be handled as a ResourceClaim: "
+                        "strict decoding error: unknown field \"spec.foo\"");
+    /* A patch reports the bare strict decoding error, as kube's patcher. */
+    fx_req(&f, "POST", CLAIMS, CLAIM("p", ""));
+    FX_ASSERT_CODE(&f, 201);
+    {
+        const char *pb = "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{\"bar\":1}}";
+        fx_req_ct(&f, "PATCH", CLAIMS "/p?fieldValidation=Strict",
+                  "application/merge-patch+json", NULL, pb, strlen(pb));
+    }
+    FX_ASSERT_CODE(&f, 400);
+    assert_string_equal(fx_str(&f, "message"), "strict decoding error: unknown field \"spec.bar\"");
     snprintf(b, sizeof b, body, "i");
     fx_req(&f, "POST", CLAIMS "?fieldValidation=Ignore", b);
     FX_ASSERT_CODE(&f, 201);
