@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -215,6 +216,9 @@ int main(int argc, char **argv)
         return 2;
     /* Keys, token, database: readable by this user only. */
     umask(077);
+    /* Many threads wait on commits; glibc's default of one malloc arena
+     * per thread would keep each one's freed memory resident. */
+    mallopt(M_ARENA_MAX, 2);
     if (make_dirs(o.data_dir)) {
         fprintf(stderr, "drad: cannot create %s: %s\n", o.data_dir, strerror(errno));
         return 1;

@@ -194,7 +194,9 @@ typedef struct dra_apiserver_http_opts {
     int port;          /* 0: a free port (read it back) */
     const dra_apiserver_creds *creds; /* required; borrowed for the life */
     int threads;       /* connection threads (0: 2) */
-    int workers;       /* threads running write requests (0: 16) */
+    int workers;       /* threads running write requests (0: 64); each
+                        * waits on a group commit, so more workers mean
+                        * bigger commits */
 } dra_apiserver_http_opts;
 
 /* Starts serving HTTPS on host:port. Every request must carry

@@ -44,6 +44,20 @@ typedef struct dra_store_obj {
     const char *json; /* the object as stored (resourceVersion spliced in) */
 } dra_store_obj;
 
+/* Something a reader derives from a stored value and caches with it
+ * (values never change, so what is derived stays true): a struct that
+ * starts with this header. The value calls |free| when it dies. */
+typedef struct dra_store_aux {
+    void (*free)(struct dra_store_aux *aux);
+} dra_store_aux;
+
+/* The cache attached to |o|, or NULL. */
+dra_store_aux *dra_store_obj_aux(const dra_store_obj *o);
+/* Attaches |aux| to |o| unless one is attached already (first wins, from
+ * any thread). Returns the attached one: |aux|, or the earlier one, in
+ * which case |aux| stays the caller's to free. */
+dra_store_aux *dra_store_obj_aux_attach(dra_store_obj *o, dra_store_aux *aux);
+
 /* Takes one more reference; returns |o|. NULL: no-op. */
 dra_store_obj *dra_store_obj_ref(dra_store_obj *o);
 /* Drops a reference; the last one frees. NULL: no-op. */

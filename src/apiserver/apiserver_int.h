@@ -144,7 +144,8 @@ DRA_HIDDEN dra_err api_doc_set_int(dra_arena *a, dra_doc *m, const char *key,
 /* The map member |key| of |m|, created empty when absent (NULL on ENOMEM
  * or when |m| is not a map or the member is not a map). */
 DRA_HIDDEN dra_doc *api_doc_map(dra_arena *a, dra_doc *m, const char *key);
-/* A deep copy of |d| in |a| (NULL on ENOMEM). */
+/* A deep copy of |d| in |a|, strings included, so it may outlive the
+ * source (NULL on ENOMEM). */
 DRA_HIDDEN dra_doc *api_doc_clone(dra_arena *a, const dra_doc *d);
 /* Parses stored JSON into |a|. */
 DRA_HIDDEN dra_err api_doc_parse(dra_arena *a, const char *json, size_t len,
@@ -222,9 +223,10 @@ DRA_HIDDEN dra_err api_filter_parse(api_req *r, api_filter *f);
 /* 1 when the object document |obj| of |res| passes |f|. */
 DRA_HIDDEN int api_filter_match(const api_resource *res, const api_filter *f,
                                 const dra_doc *obj);
-/* The same for a stored object, parsed in |scratch| (reset after). */
+/* The same for a stored object, through the selector view cached with
+ * the value (built on first use; |scratch| is the parse space, reset). */
 DRA_HIDDEN int api_filter_obj(const api_resource *res, const api_filter *f,
-                              const dra_store_obj *o, dra_arena *scratch);
+                              dra_store_obj *o, dra_arena *scratch);
 
 /* ---- verbs (crud.c) -------------------------------------------------------------- */
 

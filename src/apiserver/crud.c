@@ -204,19 +204,100 @@ int api_filter_match(const api_resource *res, const api_filter *f,
     return 1;
 }
 
-/* Whether stored object |o| passes |f|, parsing it in a scratch arena. */
-int api_filter_obj(const api_resource *res, const api_filter *f,
-                   const dra_store_obj *o, dra_arena *scratch)
+/* What selectors read of a stored object, kept with the value so that
+ * each object is parsed once however many lists and watches filter it:
+ * name, namespace and labels, and every field a field selector accepts. */
+typedef struct objsum {
+    dra_store_aux base;
+    dra_arena a;
+    dra_doc *skel;
+} objsum;
+
+static void objsum_free(dra_store_aux *aux)
 {
+    objsum *o = (objsum *)aux;
+    const dra_mem *mem = o->a.mem;
+    dra_arena_fini(&o->a);
+    dra_free(mem, o);
+}
+
+/* Copies member |key| of |from| (when present) into map |to|. */
+static dra_err keep(dra_arena *a, dra_doc *to, const dra_doc *from, const char *key)
+{
+    const dra_doc *v = api_doc_at(from, key);
+    dra_doc *c;
+    if (!v)
+        return DRA_OK;
+    c = api_doc_clone(a, v);
+    return c ? dra_doc_map_set(a, to, key, c) : DRA_ENOMEM;
+}
+
+static dra_doc *skeleton(dra_arena *a, const dra_doc *obj)
+{
+    static const char *const meta[] = {"name", "namespace", "labels"};
+    static const char *const spec[] = {"nodeName", "driver", "restartPolicy",
+                                       "schedulerName", "serviceAccountName",
+                                       "hostNetwork", "unschedulable", "host"};
+    static const char *const status[] = {"phase", "podIP", "podIPs",
+                                         "nominatedNodeName"};
+    static const char *const top[] = {"involvedObject", "reason",
+                                      "reportingComponent", "source", "type"};
+    dra_doc *k = dra_doc_new_map(a, 8), *m, *sp, *st;
+    size_t i;
+    if (!k || !(m = api_doc_map(a, k, "metadata")) || !(sp = api_doc_map(a, k, "spec")) ||
+        !(st = api_doc_map(a, k, "status")))
+        return NULL;
+    for (i = 0; i < sizeof meta / sizeof meta[0]; i++)
+        if (keep(a, m, api_meta(obj), meta[i]))
+            return NULL;
+    for (i = 0; i < sizeof spec / sizeof spec[0]; i++)
+        if (keep(a, sp, api_doc_at(obj, "spec"), spec[i]))
+            return NULL;
+    for (i = 0; i < sizeof status / sizeof status[0]; i++)
+        if (keep(a, st, api_doc_at(obj, "status"), status[i]))
+            return NULL;
+    for (i = 0; i < sizeof top / sizeof top[0]; i++)
+        if (keep(a, k, obj, top[i]))
+            return NULL;
+    return k;
+}
+
+/* The selector view of |o|, built and attached on first use; NULL when
+ * it cannot be built (out of memory, or not an object). */
+static const dra_doc *summary(dra_store_obj *o, dra_arena *scratch)
+{
+    objsum *sum = (objsum *)dra_store_obj_aux(o), *won;
     dra_doc *d;
-    int m;
+    if (sum)
+        return sum->skel;
+    if (api_doc_parse(scratch, o->json, o->len, &d) || d->kind != DRA_DOC_MAP)
+        return NULL;
+    sum = dra_calloc(scratch->mem, 1, sizeof *sum);
+    if (!sum)
+        return NULL;
+    sum->base.free = objsum_free;
+    dra_arena_init(&sum->a, scratch->mem);
+    sum->skel = skeleton(&sum->a, d);
+    dra_arena_reset(scratch);
+    if (!sum->skel) {
+        objsum_free(&sum->base);
+        return NULL;
+    }
+    won = (objsum *)dra_store_obj_aux_attach(o, &sum->base);
+    if (won != sum)
+        objsum_free(&sum->base);
+    return won->skel;
+}
+
+/* Whether stored object |o| passes |f|. */
+int api_filter_obj(const api_resource *res, const api_filter *f,
+                   dra_store_obj *o, dra_arena *scratch)
+{
+    const dra_doc *d;
     if (!f->active)
         return 1;
-    if (api_doc_parse(scratch, o->json, o->len, &d))
-        return 0;
-    m = api_filter_match(res, f, d);
-    dra_arena_reset(scratch);
-    return m;
+    d = summary(o, scratch);
+    return d && api_filter_match(res, f, d);
 }
 
 static dra_err list_head(api_req *r, dra_buf *b, uint64_t rv, const char *cont,
@@ -241,7 +322,7 @@ dra_err api_list(api_req *r)
     const char *ans = NULL, *aname = NULL, *lim = api_q(r, "limit");
     const char *cont = api_q(r, "continue"), *tok = NULL;
     size_t limit = 0, taken = 0, last = 0, remaining = 0, i;
-    const dra_store_obj **sel;
+    dra_store_obj **sel;
     dra_arena scratch;
     dra_buf *b = &r->out->body;
     dra_err e;
@@ -276,7 +357,7 @@ dra_err api_list(api_req *r)
                                             pg.items[last].name)))
         e = DRA_ENOMEM;
     if (!e && r->table) {
-        e = api_reply_table_list(r, sel, taken, pg.rv, tok);
+        e = api_reply_table_list(r, (const dra_store_obj *const *)sel, taken, pg.rv, tok);
     } else if (!e) {
         r->out->code = 200;
         snprintf(r->out->content_type, sizeof r->out->content_type,

@@ -72,12 +72,10 @@ struct hwatch {
 
 /* ---- answers -------------------------------------------------------------------- */
 
-static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned code,
-                                  const char *ct, const char *body, size_t len,
-                                  const dra_apiserver_resp *r)
+static enum MHD_Result queue_response(struct MHD_Connection *c, unsigned code,
+                                      const char *ct, struct MHD_Response *resp,
+                                      const dra_apiserver_resp *r)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result rc;
     if (!resp)
         return MHD_NO;
@@ -89,6 +87,36 @@ static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned code,
     rc = MHD_queue_response(c, code, resp);
     MHD_destroy_response(resp);
     return rc;
+}
+
+static enum MHD_Result queue_text(struct MHD_Connection *c, unsigned code,
+                                  const char *ct, const char *body, size_t len,
+                                  const dra_apiserver_resp *r)
+{
+    return queue_response(c, code, ct,
+                          MHD_create_response_from_buffer(len, (void *)body,
+                                                          MHD_RESPMEM_MUST_COPY),
+                          r);
+}
+
+static void free_body(void *p)
+{
+    free(p);
+}
+
+/* The body of |r| handed to MHD without a copy (the response's buffer
+ * uses libc, so MHD's callback can free it). */
+static enum MHD_Result queue_body(struct MHD_Connection *c, dra_apiserver_resp *r)
+{
+    size_t len = r->body.len;
+    char *p = dra_buf_detach(&r->body);
+    struct MHD_Response *resp;
+    if (!p)
+        return MHD_NO;
+    resp = MHD_create_response_from_buffer_with_free_callback(len, p, free_body);
+    if (!resp)
+        free(p);
+    return queue_response(c, (unsigned)r->code, r->content_type, resp, r);
 }
 
 static enum MHD_Result status_answer(struct MHD_Connection *c, unsigned code,
@@ -191,7 +219,7 @@ static enum MHD_Result queue_stream(dra_apiserver_http *h, struct MHD_Connection
     dra_buf_init(&w->buf, h->srv->mem);
     /* Bytes the handler already wrote come first (none for watches). */
     dra_buf_append(&w->buf, r->body.p ? r->body.p : "", r->body.len);
-    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, hw_read,
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, hw_read,
                                              w, hw_free);
     if (!resp) {
         dra_stream_close(w->s);
@@ -230,7 +258,8 @@ static enum MHD_Result answer(conn *cs)
     q.user = cs->user;
     q.body = cs->body.p;
     q.body_len = cs->body.len;
-    dra_apiserver_resp_init(&r, cs->h->srv->mem);
+    /* libc for the body, which MHD frees (see queue_body). */
+    dra_apiserver_resp_init(&r, NULL);
     if (dra_apiserver_handle(cs->h->srv, &q, &r)) {
         dra_apiserver_resp_fini(&r);
         return status_answer(cs->c, 500, "InternalError", "out of memory");
@@ -238,8 +267,7 @@ static enum MHD_Result answer(conn *cs)
     if (r.stream)
         rc = queue_stream(cs->h, cs->c, &r);
     else
-        rc = queue_text(cs->c, (unsigned)r.code, r.content_type,
-                        r.body.p ? r.body.p : "", r.body.len, &r);
+        rc = queue_body(cs->c, &r);
     dra_apiserver_resp_fini(&r);
     return rc;
 }
@@ -496,7 +524,7 @@ dra_err dra_apiserver_http_start(dra_apiserver *srv,
     pthread_cond_init(&h->cv, NULL);
     pthread_cond_init(&h->idle, NULL);
     threads = opts->threads > 0 ? opts->threads : 2;
-    workers = opts->workers > 0 ? opts->workers : 16;
+    workers = opts->workers > 0 ? opts->workers : 64;
     h->workers = dra_calloc(srv->mem, (size_t)workers, sizeof *h->workers);
     if (!h->workers)
         goto oom;

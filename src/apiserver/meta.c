@@ -88,11 +88,20 @@ static dra_doc *copy_rec(dra_arena *a, const dra_doc *d, int depth)
             return NULL;
         for (size_t i = 0; i < d->u.map.n; i++) {
             c->u.map.m[i] = d->u.map.m[i];
-            if (!(c->u.map.m[i].val = copy_rec(a, d->u.map.m[i].val, depth + 1)))
+            c->u.map.m[i].key = dra_arena_strndup(a, d->u.map.m[i].key,
+                                                  d->u.map.m[i].keylen);
+            if (!c->u.map.m[i].key ||
+                !(c->u.map.m[i].val = copy_rec(a, d->u.map.m[i].val, depth + 1)))
                 return NULL;
         }
+    } else if (d->kind == DRA_DOC_STRING) {
+        /* Strings are copied too: the copy may outlive the source arena. */
+        if (!(c->u.str.s = dra_arena_strndup(a, d->u.str.s, d->u.str.len)))
+            return NULL;
+    } else if (d->kind == DRA_DOC_FLOAT && d->u.f.num) {
+        if (!(c->u.f.num = dra_arena_strdup(a, d->u.f.num)))
+            return NULL;
     }
-    /* Strings and keys are never changed in place, so they are shared. */
     return c;
 }
 

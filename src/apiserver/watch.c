@@ -114,7 +114,7 @@ static void put_error(api_stream *s, dra_buf *out)
 
 /* ---- reading -------------------------------------------------------------------- */
 
-static int pass(api_stream *s, const dra_store_obj *o)
+static int pass(api_stream *s, dra_store_obj *o)
 {
     return api_filter_obj(s->res, &s->f, o, &s->scratch);
 }
@@ -123,7 +123,7 @@ static void read_initial(api_stream *s, dra_buf *out)
 {
     size_t sent = 0;
     while (s->pos < s->initial.n && sent < EVENTS_PER_READ) {
-        const dra_store_obj *o = s->initial.items[s->pos++].obj;
+        dra_store_obj *o = s->initial.items[s->pos++].obj;
         if (!pass(s, o))
             continue;
         put_event(s, out, "ADDED", o);

@@ -21,6 +21,7 @@
  * then namespace and name) right after the struct. */
 typedef struct sval {
     atomic_size_t refs;
+    _Atomic(dra_store_aux *) aux;
     const dra_mem *mem;
     dra_store_obj pub;
     const char *ns, *name;
@@ -115,6 +116,7 @@ static sval *sval_new(const dra_mem *mem, const char *json, size_t len,
     if (!v)
         return NULL;
     atomic_init(&v->refs, 1);
+    atomic_init(&v->aux, NULL);
     v->mem = mem;
     p = (char *)(v + 1);
     if (rv_at == DRA_STORE_NO_RV) {
@@ -146,8 +148,25 @@ static sval *sval_ref(sval *v)
 
 static void sval_unref(sval *v)
 {
-    if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1)
+    if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1) {
+        dra_store_aux *aux = atomic_load(&v->aux);
+        if (aux)
+            aux->free(aux);
         dra_free(v->mem, v);
+    }
+}
+
+dra_store_aux *dra_store_obj_aux(const dra_store_obj *o)
+{
+    return atomic_load(&SVAL(o)->aux);
+}
+
+dra_store_aux *dra_store_obj_aux_attach(dra_store_obj *o, dra_store_aux *aux)
+{
+    dra_store_aux *none = NULL;
+    if (atomic_compare_exchange_strong(&SVAL(o)->aux, &none, aux))
+        return aux;
+    return none;
 }
 
 dra_store_obj *dra_store_obj_ref(dra_store_obj *o)

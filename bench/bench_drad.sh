@@ -1,0 +1,111 @@
+#!/bin/sh
+# bench_drad.sh [BUILD-DIR]: drad figures on loopback, as issue 8 point 6
+# asks: durable creates/s and gets/s of ResourceClaims with 1 and 64
+# connections (wrk), a list of 10,000 ResourceSlices as JSON and as Table,
+# watch delivery to 1,000 watchers (bench_watch), drad's RSS idle and
+# under load, and the time from start to the first answered request with
+# 100,000 stored objects. Starts and stops its own drad (by pid) in a
+# temporary directory. Prints figures; asserts nothing.
+set -u
+build=${1:-build}
+drad=$build/cmd/drad/drad
+watchb=$build/bench/bench_watch
+dir=$(mktemp -d "${TMPDIR:-/tmp}/dra-bench-drad.XXXXXX")
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM
+
+start() {
+  : >"$dir/out"
+  t0=$(date +%s%N)
+  "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/err" &
+  pid=$!
+  while ! grep -q 'kubeconfig: ' "$dir/out" 2>/dev/null; do sleep 0.005; done
+  url=$(sed -n 's/.*serving \(https:[^;]*\);.*/\1/p' "$dir/out")
+  token=$(cat "$dir/data/token")
+  until curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" "$url/healthz"; do :; done
+  t1=$(date +%s%N)
+  ready_ms=$(( (t1 - t0) / 1000000 ))
+}
+stop() { kill -TERM "$pid"; wait "$pid" 2>/dev/null; pid=; }
+rss() { awk '/VmRSS/ {printf "%.1f MiB", $2/1024}' "/proc/$pid/status"; }
+hwm() { awk '/VmHWM/ {printf "%.1f MiB", $2/1024}' "/proc/$pid/status"; }
+
+# wrk scripts: POST with generateName (unique names without Lua state).
+cat >"$dir/create.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer TOKEN"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"generateName":"load-"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"gpu.nvidia.com"}}]}}}'
+LUA
+cat >"$dir/slice.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Authorization"] = "Bearer TOKEN"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{"generateName":"slice-"},"spec":{"driver":"gpu.nvidia.com","nodeName":"node-a","pool":{"name":"node-a","generation":1,"resourceSliceCount":1},"devices":[{"name":"gpu-0","attributes":{"type":{"string":"gpu"},"uuid":{"string":"GPU-137d7996-cb8e-7683-e47d-9c99e6f49eb5"},"productName":{"string":"NVIDIA GB200"}},"capacity":{"memory":{"value":"189471Mi"}}},{"name":"gpu-1","attributes":{"type":{"string":"gpu"}},"capacity":{"memory":{"value":"189471Mi"}}}]}}'
+LUA
+cat >"$dir/get.lua" <<LUA
+wrk.headers["Authorization"] = "Bearer TOKEN"
+LUA
+
+start
+sed -i "s/TOKEN/$token/" "$dir/create.lua" "$dir/slice.lua" "$dir/get.lua"
+echo "drad ready (empty store): ${ready_ms} ms after exec; RSS idle $(rss)"
+C=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
+rate() { awk '/Requests\/sec/ {printf "%.0f", $2}'; }
+for c in 1 64; do
+  t=2; [ $c -eq 1 ] && t=1
+  r=$(wrk -t$t -c$c -d5s -s "$dir/create.lua" "$url$C" 2>/dev/null | rate)
+  echo "creates/s, $c connection(s): $r"
+done
+curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" \
+  -H 'Content-Type: application/json' --data-binary \
+  '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"one"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"c"}}]}}}' "$url$C"
+for c in 1 64; do
+  t=2; [ $c -eq 1 ] && t=1
+  r=$(wrk -t$t -c$c -d5s -s "$dir/get.lua" "$url$C/one" 2>/dev/null | rate)
+  echo "gets/s, $c connection(s): $r"
+done
+echo "RSS after the create and get runs: $(rss) (peak $(hwm))"
+
+# 10,000 ResourceSlices, then list them.
+n=0
+while [ "$n" -lt 10000 ]; do
+  wrk -t2 -c32 -d2s -s "$dir/slice.lua" "$url/apis/resource.k8s.io/v1/resourceslices" >/dev/null 2>&1
+  n=$(curl -s --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" \
+    "$url/apis/resource.k8s.io/v1/resourceslices?limit=1" | grep -o '"remainingItemCount":[0-9]*' | tr -dc 0-9)
+  n=$(( ${n:-0} + 1 ))
+done
+for form in json table; do
+  acc='application/json'
+  [ $form = table ] && acc='application/json;as=Table;v=v1;g=meta.k8s.io,application/json'
+  best=
+  for i in 1 2 3 4 5; do
+    t=$(curl -s -o "$dir/list" -w '%{time_total}' --cacert "$dir/data/ca.crt" \
+      -H "Authorization: Bearer $token" -H "Accept: $acc" "$url/apis/resource.k8s.io/v1/resourceslices")
+    best=$(echo "$t ${best:-$t}" | awk '{print ($1 < $2) ? $1 : $2}')
+  done
+  echo "list of $n ResourceSlices as $form: best of 5 $(echo "$best" | awk '{printf "%.0f", $1 * 1000}') ms ($(wc -c <"$dir/list") bytes)"
+done
+echo "RSS with $n slices: $(rss) (peak $(hwm))"
+
+if [ -x "$watchb" ]; then
+  "$watchb" "$url" "$token" "$dir/data/ca.crt" 1000 50
+  echo "RSS with 1,000 watches served: $(rss) (peak $(hwm))"
+fi
+
+# 100,000 objects, then the time to the first answer after a restart.
+total=$(( n + 1 ))
+while [ "$total" -lt 100000 ]; do
+  wrk -t2 -c64 -d5s -s "$dir/create.lua" "$url$C" >/dev/null 2>&1
+  total=$(curl -s --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" \
+    "$url$C?limit=1" | grep -o '"remainingItemCount":[0-9]*' | tr -dc 0-9)
+  total=$(( ${total:-0} + n + 1 ))
+done
+stop
+start
+echo "drad ready with $total stored objects: ${ready_ms} ms after exec (RSS $(rss))"
+echo "database: $(du -m "$dir/data/state.db" | cut -f1) MiB"

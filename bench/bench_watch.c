@@ -1,0 +1,236 @@
+/* bench_watch: watch delivery latency over HTTPS from a running drad.
+ * Opens N watches (default 1,000) on ResourceClaims in one libcurl multi
+ * loop, then creates M claims (default 100) one at a time from a second
+ * thread and records, for every watcher, when the ADDED event of each
+ * claim arrived. Prints the latency from the moment the create was sent
+ * and from the moment its 201 came back (p50, p99, max), over all
+ * deliveries.
+ * Usage: bench_watch URL TOKEN CA-FILE [WATCHERS] [CREATES]
+ * Prints figures; asserts nothing. */
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NS "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static const char *url, *token, *ca;
+static int nwatch = 1000, ncreate = 100;
+static double *sent, *acked; /* per create */
+static double *lat_sent, *lat_acked;
+static atomic_size_t nlat;
+static atomic_int ready, done;
+static long run; /* this run's label: the watches see only its claims */
+
+typedef struct watcher {
+    char partial[256];
+    size_t plen;
+    int opened;
+} watcher;
+
+/* Finds "bench-<i>" ADDED events in the stream. Events are one per line;
+ * only the name matters, so the line is scanned for it. */
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    watcher *w = ud;
+    size_t len = sz * n;
+    double t = now_s();
+    for (size_t i = 0; i < len; i++) {
+        const char *hit;
+        char c = p[i];
+        if (c != '\n') {
+            /* Type and name are near the start: keep the line's head. */
+            if (w->plen + 1 < sizeof w->partial)
+                w->partial[w->plen++] = c;
+            continue;
+        }
+        w->partial[w->plen] = '\0';
+        /* The claim name is near the start of the object. */
+        hit = strstr(w->partial, "\"name\":\"bench-");
+        if (hit && strstr(w->partial, "\"type\":\"ADDED\"")) {
+            int k = atoi(hit + 14);
+            if (k >= 0 && k < ncreate) {
+                size_t j = atomic_fetch_add(&nlat, 1);
+                /* Arrival times now, the differences once all is known
+                 * (an event may come before its create's 201). */
+                lat_sent[j] = t;
+                lat_acked[j] = (double)k;
+            }
+        }
+        w->plen = 0;
+    }
+    return len;
+}
+
+/* A watch is open once its response headers are in (the body only
+ * starts with the first event). */
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    watcher *w = ud;
+    if (sz * n <= 2 && (p[0] == '\r' || p[0] == '\n') && !w->opened) {
+        w->opened = 1;
+        atomic_fetch_add(&ready, 1);
+    }
+    return sz * n;
+}
+
+static size_t discard(char *p, size_t sz, size_t n, void *ud)
+{
+    (void)p, (void)ud;
+    return sz * n;
+}
+
+static void *creator(void *arg)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = NULL;
+    char auth[256], body[512], u[512];
+    (void)arg;
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    h = curl_slist_append(h, auth);
+    h = curl_slist_append(h, "Content-Type: application/json");
+    snprintf(u, sizeof u, "%s%s", url, NS);
+    curl_easy_setopt(c, CURLOPT_URL, u);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+    curl_easy_setopt(c, CURLOPT_CAPATH, NULL);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+    while (atomic_load(&ready) < nwatch)
+        sched_yield();
+    for (int i = 0; i < ncreate; i++) {
+        snprintf(body, sizeof body,
+                 "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+                 "\"metadata\":{\"name\":\"bench-%d-%ld\",\"labels\":{\"bench\":"
+                 "\"%ld\"}},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"g\","
+                 "\"exactly\":{\"deviceClassName\":\"c\"}}]}}}",
+                 i, run, run);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        sent[i] = now_s();
+        curl_easy_perform(c);
+        acked[i] = now_s();
+        /* Let the deliveries of one create settle before the next. */
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&done, 1);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    return NULL;
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void report(const char *what, double *v, size_t n)
+{
+    if (!n) {
+        printf("%s: no deliveries\n", what);
+        return;
+    }
+    qsort(v, n, sizeof *v, cmpd);
+    printf("%s: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", what, v[n / 2] * 1e3,
+           v[n * 99 / 100] * 1e3, v[n - 1] * 1e3);
+}
+
+int main(int argc, char **argv)
+{
+    CURLM *m;
+    CURL **hs;
+    watcher *ws;
+    struct curl_slist *h = NULL;
+    char auth[256], u[512];
+    pthread_t th;
+    int running;
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_watch URL TOKEN CA-FILE [WATCHERS] [CREATES]\n");
+        return 2;
+    }
+    url = argv[1];
+    token = argv[2];
+    ca = argv[3];
+    if (argc > 4)
+        nwatch = atoi(argv[4]);
+    if (argc > 5)
+        ncreate = atoi(argv[5]);
+    curl_global_init(CURL_GLOBAL_ALL);
+    sent = calloc((size_t)ncreate, sizeof *sent);
+    acked = calloc((size_t)ncreate, sizeof *acked);
+    lat_sent = calloc((size_t)ncreate * (size_t)nwatch, sizeof *lat_sent);
+    lat_acked = calloc((size_t)ncreate * (size_t)nwatch, sizeof *lat_acked);
+    hs = calloc((size_t)nwatch, sizeof *hs);
+    ws = calloc((size_t)nwatch, sizeof *ws);
+    m = curl_multi_init();
+    curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)nwatch + 10);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    h = curl_slist_append(h, auth);
+    /* Only this run's claims match: the synthetic ADDED burst is empty. */
+    run = (long)time(NULL) * 1000 + (long)(now_s() * 1000) % 1000;
+    snprintf(u, sizeof u, "%s%s?watch=true&labelSelector=bench%%3D%ld", url, NS, run);
+    for (int i = 0; i < nwatch; i++) {
+        hs[i] = curl_easy_init();
+        curl_easy_setopt(hs[i], CURLOPT_URL, u);
+        curl_easy_setopt(hs[i], CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(hs[i], CURLOPT_CAINFO, ca);
+        /* Only drad's CA: libcurl would otherwise parse the whole system
+         * CA directory for every connection. */
+        curl_easy_setopt(hs[i], CURLOPT_CAPATH, NULL);
+        curl_easy_setopt(hs[i], CURLOPT_WRITEFUNCTION, on_data);
+        curl_easy_setopt(hs[i], CURLOPT_WRITEDATA, &ws[i]);
+        curl_easy_setopt(hs[i], CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(hs[i], CURLOPT_HEADERDATA, &ws[i]);
+        curl_easy_setopt(hs[i], CURLOPT_FORBID_REUSE, 1L);
+        curl_multi_add_handle(m, hs[i]);
+    }
+    pthread_create(&th, NULL, creator, NULL);
+    {
+        double t0 = now_s(), topen = 0;
+        do {
+            curl_multi_perform(m, &running);
+            curl_multi_poll(m, NULL, 0, 20, NULL);
+            if (!topen && atomic_load(&ready) >= nwatch)
+                topen = now_s() - t0;
+            if (atomic_load(&ready) < nwatch && now_s() - t0 > 60) {
+                fprintf(stderr, "bench_watch: only %d of %d watches opened\n",
+                        atomic_load(&ready), nwatch);
+                atomic_store(&ready, nwatch);
+            }
+        } while (!atomic_load(&done) && running);
+        printf("%d watchers opened in %.2f s\n", nwatch, topen);
+    }
+    pthread_join(th, NULL);
+    for (size_t j = 0; j < atomic_load(&nlat); j++) {
+        int k = (int)lat_acked[j];
+        double t = lat_sent[j];
+        lat_sent[j] = t - sent[k];
+        lat_acked[j] = t - acked[k];
+    }
+    printf("%zu deliveries of %d creates to %d watchers\n", atomic_load(&nlat),
+           ncreate, nwatch);
+    report("latency from the create being sent", lat_sent, atomic_load(&nlat));
+    report("latency from its 201 coming back  ", lat_acked, atomic_load(&nlat));
+    for (int i = 0; i < nwatch; i++) {
+        curl_multi_remove_handle(m, hs[i]);
+        curl_easy_cleanup(hs[i]);
+    }
+    curl_multi_cleanup(m);
+    curl_slist_free_all(h);
+    curl_global_cleanup();
+    return 0;
+}
