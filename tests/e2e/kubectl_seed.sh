@@ -525,6 +525,15 @@ claim-a pending <age> e2e=yes"
     check "$(c create-invalid-pool)" has '^\* spec\.pool\.name: Required value$'
     kc create -f "$T/unknown.yaml"
     check "$(c create-unknown-field)" rc_has 1 "^Error from server \(BadRequest\): error when creating \"$T/unknown.yaml\": ResourceClaim in version \"v1\" cannot be handled as a ResourceClaim: strict decoding error: unknown field \"spec.foo\"$"
+    # Without validation the unknown field is dropped, as typed decoding
+    # drops it in kube-apiserver; later strict writes must not trip on it.
+    kc create --validate=false -f "$T/unknown.yaml"
+    check "$(c create-unvalidated)" out_is "resourceclaim.resource.k8s.io/claim-unknown created"
+    kc get resourceclaim claim-unknown -o 'jsonpath={.spec.foo}'
+    check "$(c unknown-field-dropped)" out_is ""
+    kc label resourceclaim claim-unknown e2e=yes
+    check "$(c unknown-field-label)" out_is "resourceclaim.resource.k8s.io/claim-unknown labeled"
+    kc delete resourceclaim claim-unknown
     kc apply --server-side -f "$T/claim-ssa-kubectl.yaml"
     check "$(c apply-server-side)" out_is "resourceclaim.resource.k8s.io/claim-ssa serverside-applied"
     kc apply --server-side -f "$T/claim-ssa-kubectl.yaml"
