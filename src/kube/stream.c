@@ -18,6 +18,7 @@ typedef struct kube_stream {
     struct curl_slist *hdrs;
     dra_buf data;   /* received, not yet handed out: data.p[start..len) */
     size_t start, scan;
+    uint64_t received; /* bytes ever received: progress, whatever compaction did */
     int done;       /* the transfer finished (or failed) */
     CURLcode result;
     int overflow;
@@ -45,7 +46,10 @@ static size_t on_data(char *p, size_t size, size_t n, void *ud)
         s->overflow = 1;
         return 0;
     }
-    return dra_buf_append(&s->data, p, len) == DRA_OK ? len : 0;
+    if (dra_buf_append(&s->data, p, len) != DRA_OK)
+        return 0;
+    s->received += len;
+    return len;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud)
@@ -62,6 +66,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *ud)
 static void drive(kube_stream *s, int wait_ms)
 {
     int running = 0, left = 0;
+    uint64_t before = s->received;
+    int headers = s->headers_done;
     CURLMsg *m;
     curl_multi_perform(s->multi, &running);
     while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
@@ -69,7 +75,10 @@ static void drive(kube_stream *s, int wait_ms)
             s->done = 1;
             s->result = m->data.result;
         }
-    if (!s->done && running && wait_ms > 0)
+    /* Wait only when this round brought nothing: the caller must look
+     * at what just arrived before we sleep on the socket again. */
+    if (!s->done && running && wait_ms > 0 && s->received == before &&
+        s->headers_done == headers)
         curl_multi_poll(s->multi, NULL, 0, wait_ms, NULL);
     else if (!s->done && !running) {
         s->done = 1; /* finished without a message: treat as ended */

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Runs the REST transport test binary against a real drad: starts
 # $DRA_BUILD_DIR/cmd/drad/drad with a fresh data directory on a free
-# loopback port, waits for the kubeconfig it writes, runs the binary
+# loopback port, waits for its ready line and kubeconfig, runs the binary
 # (through $DRA_TEST_LAUNCHER when set) with KUBECONFIG pointing at it,
-# then stops drad by its pid (SIGTERM, then SIGKILL). Exit 77 (skip) when
-# drad is not built or python3 (used to find a free port) is missing.
+# then stops drad by its pid (SIGTERM, then SIGKILL). drad picks the free
+# port itself (--listen 127.0.0.1:0) and names it in its kubeconfig.
+# Exit 77 (skip) when drad is not built.
 # Usage: run_drad.sh TEST-BINARY
 set -u
 bin=$1
 drad=${DRA_BUILD_DIR:-}/cmd/drad/drad
 [ -x "$drad" ] || { echo "drad not built ($drad): skipped"; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "no python3: skipped"; exit 77; }
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/dra-kube-drad.XXXXXX")
 pid=
@@ -28,8 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$drad" --data-dir "$dir/data" --listen "127.0.0.1:$port" >"$dir/out" 2>&1 &
+"$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/out" 2>&1 &
 pid=$!
 for _ in $(seq 1 400); do
   [ -s "$dir/out" ] && [ -s "$dir/data/kubeconfig" ] && break
