@@ -176,6 +176,34 @@ void kube_rate_wait(kube_t *k)
     }
 }
 
+/* Connection sharing, TLS trust and client identity of a handle. */
+static void setup_tls_auth(kube_t *k, CURL *h)
+{
+    if (k->share)
+        curl_easy_setopt(h, CURLOPT_SHARE, k->share);
+    if (k->ca_path) {
+        /* Only this CA, as client-go does: without clearing CAPATH libcurl
+         * would also trust every system CA in /etc/ssl/certs. */
+        curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_path);
+        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
+    }
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, k->insecure ? 0L : 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, k->insecure ? 0L : 2L);
+    if (k->cert_path) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT, k->cert_path);
+        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+        curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_path);
+        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+    }
+    if (k->connect_to)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, k->connect_to);
+    if (k->username) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERNAME, k->username);
+        curl_easy_setopt(h, CURLOPT_PASSWORD, k->password ? k->password : "");
+    }
+}
+
 dra_err kube_setup(kube_t *k, CURL *h, const char *path, const char *query,
                    const char *ctype, struct curl_slist **hdrs, char *errbuf,
                    dra_kstatus *st)
@@ -226,29 +254,7 @@ dra_err kube_setup(kube_t *k, CURL *h, const char *path, const char *query,
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, k->http2 ? CURL_HTTP_VERSION_2TLS
                                                        : CURL_HTTP_VERSION_1_1);
-    if (k->share)
-        curl_easy_setopt(h, CURLOPT_SHARE, k->share);
-    if (k->ca_path) {
-        /* Only this CA, as client-go does: without clearing CAPATH libcurl
-         * would also trust every system CA in /etc/ssl/certs. */
-        curl_easy_setopt(h, CURLOPT_CAINFO, k->ca_path);
-        curl_easy_setopt(h, CURLOPT_CAPATH, NULL);
-    }
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, k->insecure ? 0L : 1L);
-    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, k->insecure ? 0L : 2L);
-    if (k->cert_path) {
-        curl_easy_setopt(h, CURLOPT_SSLCERT, k->cert_path);
-        curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
-        curl_easy_setopt(h, CURLOPT_SSLKEY, k->key_path);
-        curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
-    }
-    if (k->connect_to)
-        curl_easy_setopt(h, CURLOPT_CONNECT_TO, k->connect_to);
-    if (k->username) {
-        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(h, CURLOPT_USERNAME, k->username);
-        curl_easy_setopt(h, CURLOPT_PASSWORD, k->password ? k->password : "");
-    }
+    setup_tls_auth(k, h);
     return DRA_OK;
 }
 
