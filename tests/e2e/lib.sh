@@ -109,14 +109,19 @@ e2e_finish() {
     [ "$E2E_FAIL" -eq 0 ]
 }
 
-# e2e_start_drad DRAD: drad --listen 127.0.0.1:0 in $E2E_TMP/data; waits
-# for its one ready line, then sets E2E_URL, E2E_DATA, E2E_TOKEN and
-# exports KUBECONFIG.
+# e2e_start_drad DRAD: drad --listen 127.0.0.1:0 in $E2E_TMP/data, through
+# $DRA_TEST_LAUNCHER when set (valgrind in that build mode: the launcher
+# execs drad in the same process, so the pid is drad's and its exit status
+# carries valgrind's verdict); waits for its one ready line, then sets
+# E2E_URL, E2E_DATA, E2E_TOKEN and exports KUBECONFIG.
 e2e_start_drad() {
     E2E_DATA=$E2E_TMP/data
-    "$1" --data-dir "$E2E_DATA" --listen 127.0.0.1:0 >"$E2E_TMP/drad.out" 2>"$E2E_TMP/drad.err" &
+    # shellcheck disable=SC2086
+    ${DRA_TEST_LAUNCHER:-} "$1" --data-dir "$E2E_DATA" --listen 127.0.0.1:0 \
+        >"$E2E_TMP/drad.out" 2>"$E2E_TMP/drad.err" &
     E2E_DRAD_PID=$!
-    local i=0
+    local i=0 lim=600
+    [ -n "${DRA_TEST_LAUNCHER:-}" ] && lim=2400
     while ! grep -q 'kubeconfig: ' "$E2E_TMP/drad.out" 2>/dev/null; do
         if ! kill -0 "$E2E_DRAD_PID" 2>/dev/null; then
             echo "drad exited before it was ready:"
@@ -125,8 +130,8 @@ e2e_start_drad() {
             exit 1
         fi
         i=$((i + 1))
-        if [ $i -gt 600 ]; then
-            echo "drad not ready after 30 s"
+        if [ $i -gt $lim ]; then
+            echo "drad not ready after $((lim / 20)) s"
             exit 1
         fi
         sleep 0.05
@@ -139,9 +144,10 @@ e2e_start_drad() {
 
 e2e_stop_drad() {
     [ -n "$E2E_DRAD_PID" ] || return 0
-    local i=0 rc
+    local i=0 rc lim=200
+    [ -n "${DRA_TEST_LAUNCHER:-}" ] && lim=1200
     kill -TERM "$E2E_DRAD_PID" 2>/dev/null
-    while kill -0 "$E2E_DRAD_PID" 2>/dev/null && [ $i -lt 200 ]; do
+    while kill -0 "$E2E_DRAD_PID" 2>/dev/null && [ $i -lt $lim ]; do
         sleep 0.05
         i=$((i + 1))
     done
