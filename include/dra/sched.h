@@ -59,6 +59,7 @@ typedef struct dra_sched_opts {
     int controller_workers; /* 0: 2 */
     int no_scheduled_events; /* skip the Normal "Scheduled" event per bound pod */
     const char *host;     /* events' source.host; may be NULL (copied) */
+    uint64_t max_steps;   /* the allocator's search bound per node; 0: 1,000,000 */
     /* Optional log sink, called from the scheduler's threads. */
     void (*log)(void *ud, int level, const char *msg);
     void *log_ud;

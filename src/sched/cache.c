@@ -94,6 +94,7 @@ dra_err sched_core_init(sc_core *c, const dra_sched_opts *o)
                                                                : DRA_SCHED_DEFAULT_NAME);
     c->score = o ? o->score : DRA_SCHED_LEAST_ALLOCATED;
     c->scheduler = o ? o->scheduler : 1;
+    c->max_steps = o ? o->max_steps : 0;
     c->controller = o ? o->claim_controller : 1;
     c->dirty = 1;
     return c->sched_name ? DRA_OK : DRA_ENOMEM;
@@ -544,6 +545,7 @@ dra_err sched_rebuild(sc_core *c)
     dra_err err;
     memset(&ao, 0, sizeof ao);
     ao.explain = 1;
+    ao.max_steps = c->max_steps;
     if ((err = implicit_nodes(c)) != DRA_OK)
         return err;
     if ((err = dra_allocator_new(c->mem, &ao, &a)) != DRA_OK)
@@ -757,7 +759,8 @@ static void orphan_update(sc_core *c, sc_claim *cl, int remove)
         cl->okey = NULL;
     }
     if (want && !cl->okey && (cl->okey = dra_strdup(c->mem, want)) &&
-        dra_map_put(&c->orphans, cl->okey, strlen(cl->okey), cl)) {
+        (dra_map_del(&c->orphans, cl->okey, strlen(cl->okey)),
+         dra_map_put(&c->orphans, cl->okey, strlen(cl->okey), cl))) {
         dra_free(c->mem, cl->okey);
         cl->okey = NULL;
     }
@@ -986,8 +989,14 @@ static dra_err apply_obj(sc_core *c, dra_map *m, dra_kind kind, dra_watch_type t
         o->ext_name = obj->u.device_class.spec.extended_resource_name;
         o->created = obj->meta.creation_timestamp;
     }
+    /* The map keeps the first key it saw for an entry: the old object's
+     * key goes with the old object, so its entry goes first. */
+    if (old)
+        dra_map_del(m, old->key, strlen(old->key));
     if (dra_map_put(m, o->key, strlen(o->key), o)) {
         free_obj(c, o);
+        if (old) /* nothing replaced it after all */
+            dra_map_put(m, old->key, strlen(old->key), old);
         return DRA_ENOMEM;
     }
     if (old) {

@@ -133,15 +133,26 @@ static int push_model(cyc *x, const dra_alloc_claim *m)
     return 1;
 }
 
-/* An allocated claim: its node selector limits the nodes. */
+/* An allocated claim: its node selector limits the nodes. 1 go on, 0
+ * decided (a selector that cannot be read: rc set), -1 ENOMEM. */
 static int allocated_claim(cyc *x, sc_cclaim *cc, const dra_allocation_result *res)
 {
     const dra_alloc_node_selector *sel = NULL;
     const char *pin;
+    dra_err err;
     cc->alloc = res;
     cc->reserve = !reserved_for(cc->cl, x->in->uid);
-    if (dra_alloc_node_selector_from_api(&x->cy->ar, res->node_selector, &sel, &x->d) != DRA_OK)
+    dra_diag_clear(&x->d);
+    err = dra_alloc_node_selector_from_api(&x->cy->ar, res->node_selector, &sel, &x->d);
+    if (err == DRA_ENOMEM)
+        return -1;
+    if (err != DRA_OK) {
+        x->cy->rc = SC_RC_ERROR;
+        x->cy->message = dra_arena_sprintf(&x->cy->ar, "claim %s: allocation: %s", cc->cl->key,
+                                           dra_diag_first(&x->d) ? dra_diag_first(&x->d)
+                                                                 : dra_strerror(err));
         return 0;
+    }
     cc->sel = sel;
     if (!sel)
         return 1;
@@ -156,7 +167,7 @@ static int allocated_claim(cyc *x, sc_cclaim *cc, const dra_allocation_result *r
     {
         const dra_alloc_node_selector **v = dra_arena_array(&x->cy->ar, x->nsels + 1, sizeof *v);
         if (!v)
-            return 0;
+            return -1;
         if (x->nsels)
             memcpy(v, x->sels, x->nsels * sizeof *v);
         x->sels = v;
@@ -204,7 +215,7 @@ static int resolve_claim(cyc *x, const sc_pclaim *pc)
         return -1;
     cc = &x->cy->claims[x->cy->nclaims - 1];
     if (cl->obj->u.claim.status.allocation)
-        return allocated_claim(x, cc, cl->obj->u.claim.status.allocation) ? 1 : -1;
+        return allocated_claim(x, cc, cl->obj->u.claim.status.allocation);
     if (cl->assumed) {
         /* Another pod's reserve is writing this claim: wait for it. */
         set_rc(x, SC_RC_WAIT, name, "resource claim %s is in the process of being "

@@ -328,6 +328,7 @@ struct sc_core {
     dra_sched_score score;
     int scheduler;        /* pods are queued for scheduling */
     int implicit_nodes;   /* offline: a slice's nodeName makes a node (no labels) */
+    uint64_t max_steps;   /* allocator search bound; 0: its default */
     int controller;       /* claim controller work is queued */
     sc_strs strs;
     /* cache */

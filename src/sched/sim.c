@@ -215,7 +215,7 @@ static int reserve_all(dra_sched_sim *s, sc_pod *pod, const sc_cycle *cy)
         err = doc ? sched_apply(&s->core, DRA_KIND_RESOURCE_CLAIM, DRA_WATCH_MODIFIED, doc,
                                 s->now_ms, NULL) : DRA_ENOMEM;
         dra_arena_fini(&ar);
-        if (err != DRA_OK)
+        if (err == DRA_ENOMEM)
             return 0;
         if (cc->cl->assumed)
             sched_claim_assume(&s->core, cc->cl, NULL, NULL, NULL);

@@ -130,12 +130,43 @@ static void test_big_memory(void **state)
     dra_arena_fini(&a);
 }
 
+/* Objects replaced by newer versions (a class, a slice, a template) are
+ * found by name afterwards, and a claim whose allocation has a node
+ * selector that cannot be read is an error for its pod, not a crash
+ * (both found by fuzz_sched). */
+static void test_replace_objects(void **state)
+{
+    dra_sched_sim *s = sim_new(DRA_SCHED_LEAST_ALLOCATED);
+    dra_sched_decision d;
+    dra_arena a;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    sim_add_yaml(s, class_yaml);
+    sim_add_yaml(s, class_yaml); /* the same names again */
+    add_node(s, "n1", 2, NULL, NULL);
+    add_node(s, "n1", 2, NULL, NULL);
+    add_pod(s, "p", ONE_GPU, NULL);
+    assert_sched(s, "p", &a, &d, "n1");
+    sim_add_yaml(s, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                    "metadata: {name: odd, namespace: default, uid: odd}\n"
+                    "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n"
+                    "status:\n  allocation:\n    devices: {results: [{request: gpu, driver: gpu.example.com,"
+                    " pool: n1, device: gpu-1}]}\n    nodeSelector: {nodeSelectorTerms: [{matchFields:"
+                    " [{key: metadata.name, operator: Inuint, values: [n1]}]}]}\n");
+    add_pod(s, "q", "[{name: gpu, resourceClaimName: odd}]", NULL);
+    assert_sched(s, "q", &a, &d, NULL);
+    assert_contains(d.message, "claim default/odd: allocation:");
+    dra_sched_sim_free(s);
+    dra_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_five_on_four),
         cmocka_unit_test(test_big_memory),
+        cmocka_unit_test(test_replace_objects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
