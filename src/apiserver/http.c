@@ -392,9 +392,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
             return status_answer(c, 401, "Unauthorized", "Unauthorized");
         }
         if (cl && strtoull(cl, NULL, 10) > h->srv->opts.max_body) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "Request entity too large: limit is %zu",
+                     h->srv->opts.max_body);
             cs->answered = 1;
-            return status_answer(c, 413, "RequestEntityTooLarge",
-                                 "Request entity too large");
+            return status_answer(c, 413, "RequestEntityTooLarge", msg);
         }
         return MHD_YES;
     }
@@ -411,9 +413,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     if (cs->answered)
         return MHD_YES;
     cs->answered = 1;
-    if (cs->too_large)
-        return status_answer(c, 413, "RequestEntityTooLarge",
-                             "Request entity too large");
+    if (cs->too_large) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "Request entity too large: limit is %zu",
+                 h->srv->opts.max_body);
+        return status_answer(c, 413, "RequestEntityTooLarge", msg);
+    }
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query, &cs->query);
     cs->method = dra_strdup(h->srv->mem, method);
     cs->path = dra_strdup(h->srv->mem, url);

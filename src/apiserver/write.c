@@ -7,6 +7,7 @@
  * with kube-apiserver's 400 and 422 answers when something is wrong.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "apiserver_int.h"
@@ -376,23 +377,80 @@ static dra_err decode_failed(api_req *r, const dra_diag *d)
     return DRA_EINVALID;
 }
 
-/* Unknown fields: a 400 under Strict, warnings under Warn. */
-static dra_err unknown_fields(api_req *r, const dra_object *o)
+/* Removes the member a field path names ("spec.devices.requests[0].foo",
+ * "spec.devices[0].attributes[gpu.nvidia.com/x].y": dra_path's form) from
+ * |root|. 1 when something was removed. */
+static int drop_path(dra_doc *root, const char *path)
+{
+    dra_doc *cur = root;
+    char seg[256];
+    while (cur && *path) {
+        size_t n;
+        int bracket = *path == '[';
+        if (bracket) {
+            const char *close = strchr(path, ']');
+            if (!close)
+                return 0;
+            n = (size_t)(close - path - 1);
+            if (n >= sizeof seg)
+                return 0;
+            memcpy(seg, path + 1, n);
+            path = close + 1;
+        } else {
+            n = strcspn(path, ".[");
+            if (n >= sizeof seg)
+                return 0;
+            memcpy(seg, path, n);
+            path += n;
+        }
+        seg[n] = '\0';
+        if (*path == '.')
+            path++;
+        if (!*path)
+            return !bracket && api_doc_del(cur, seg);
+        if (bracket && cur->kind == DRA_DOC_LIST) {
+            char *end;
+            unsigned long i = strtoul(seg, &end, 10);
+            cur = !*end && i < cur->u.list.n ? cur->u.list.items[i] : NULL;
+        } else {
+            cur = api_doc_at(cur, seg);
+        }
+    }
+    return 0;
+}
+
+/* Unknown fields: a 400 under Strict; under Warn a warning each; under
+ * Warn and Ignore they are dropped from |obj|, since kube-apiserver's
+ * decoding into its types never keeps them. *dropped says whether |obj|
+ * changed (the caller decodes it again). */
+static dra_err unknown_fields(api_req *r, const dra_object *o, dra_doc *obj,
+                              int *dropped)
 {
     dra_diag d;
     dra_buf b;
     size_t n;
-    if (r->fv == API_FV_IGNORE)
-        return DRA_OK;
+    *dropped = 0;
     dra_diag_init(&d, r->srv->mem);
     n = dra_api_unknown_fields(o, &d);
     if (!n) {
         dra_diag_fini(&d);
         return DRA_OK;
     }
-    if (r->fv == API_FV_WARN) {
-        for (size_t i = 0; i < d.n; i++)
-            api_warn(r, d.v[i].msg);
+    if (r->fv != API_FV_STRICT) {
+        for (size_t i = 0; i < d.n; i++) {
+            const char *q = strchr(d.v[i].msg, '"'), *e = strrchr(d.v[i].msg, '"');
+            if (r->fv == API_FV_WARN)
+                api_warn(r, d.v[i].msg);
+            if (q && e > q) {
+                char path[512];
+                size_t len = (size_t)(e - q - 1);
+                if (len < sizeof path) {
+                    memcpy(path, q + 1, len);
+                    path[len] = '\0';
+                    *dropped |= drop_path(obj, path);
+                }
+            }
+        }
         dra_diag_fini(&d);
         return DRA_OK;
     }
@@ -435,8 +493,16 @@ static dra_err typed(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old
         e = decode_failed(r, &d);
         goto done;
     }
-    if ((e = unknown_fields(r, o)))
-        goto done;
+    {
+        int dropped;
+        if ((e = unknown_fields(r, o, obj, &dropped)))
+            goto done;
+        if (dropped) {
+            dra_diag_clear(&d);
+            if ((e = dra_api_decode(&r->a, obj, &o, &d)))
+                goto done;
+        }
+    }
     dra_api_set_defaults(o);
     if (old) {
         dra_diag_clear(&d);

@@ -537,6 +537,8 @@ static void test_strict_fields(void **state)
     fx_req(&f, "POST", CLAIMS "?fieldValidation=Warn", b);
     FX_ASSERT_CODE(&f, 201);
     assert_string_equal(f.warning, "299 - \"unknown field \\\"spec.foo\\\"\"");
+    /* Accepted with a warning, but not stored, as kube's decoding drops it. */
+    assert_null(strstr(f.body, "\"foo\""));
     fx_req(&f, "PUT", CLAIMS "/w?fieldValidation=Strict", b);
     FX_ASSERT_CODE(&f, 400);
     assert_string_equal(fx_str(&f, "message"),
@@ -556,6 +558,15 @@ static void test_strict_fields(void **state)
     fx_req(&f, "POST", CLAIMS "?fieldValidation=Ignore", b);
     FX_ASSERT_CODE(&f, 201);
     assert_string_equal(f.warning, "");
+    assert_null(strstr(f.body, "\"foo\""));
+    /* Deeper unknown fields, inside list items, go too. */
+    fx_req(&f, "POST", CLAIMS "?fieldValidation=Ignore",
+           "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\","
+           "\"metadata\":{\"name\":\"deep\"},\"spec\":{\"devices\":{\"requests\":"
+           "[{\"name\":\"gpu\",\"zap\":1,\"exactly\":{\"deviceClassName\":\"c\",\"zip\":2}}]}}}");
+    FX_ASSERT_CODE(&f, 201);
+    assert_null(strstr(f.body, "\"zap\""));
+    assert_null(strstr(f.body, "\"zip\""));
     fx_req(&f, "POST", CLAIMS "?fieldValidation=Loose", b);
     FX_ASSERT_CODE(&f, 400);
     /* A duplicate field is refused by the decoder. */
