@@ -64,6 +64,9 @@ typedef struct api_req {
     const char *name;         /* NULL for a collection */
     const char *sub;          /* subresource or NULL */
     int watch;
+    const char *conv;  /* the version the client speaks when it is not the
+                        * stored one (v1beta1, v1beta2); res is then the
+                        * storage row and objects convert on the way */
     int table;         /* Accept asks for a meta.k8s.io Table */
     int dry_run;
     api_fv fv;
@@ -244,6 +247,19 @@ struct api_table_opts;
 /* Writes the object back to a client in the requested form: as stored,
  * or (Accept asks for it, code 200) as a one-row Table. */
 DRA_HIDDEN dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o);
+/* An object document (as stored) as the 2xx body, converted to the
+ * client's version. */
+DRA_HIDDEN dra_err api_reply_objdoc(api_req *r, int code, const dra_doc *doc);
+/* The apiVersion objects go back to the client in: "v1",
+ * "resource.k8s.io/v1beta1". In r->a. */
+DRA_HIDDEN const char *api_out_gv(api_req *r);
+/* |doc| (stored form) converted to the client's version, into *out (the
+ * same |doc| when there is nothing to convert). */
+DRA_HIDDEN dra_err api_conv_out(api_req *r, const dra_doc *doc, dra_doc **out);
+/* A request body in the client's version converted to the stored one,
+ * in place of *doc. On a body that cannot be converted answers 400 and
+ * returns DRA_EINVALID. */
+DRA_HIDDEN dra_err api_conv_in(api_req *r, dra_doc **doc);
 /* The Table of |n| stored objects for a list answer. */
 DRA_HIDDEN dra_err api_reply_table_list(api_req *r,
                                         const dra_store_obj *const *objs,

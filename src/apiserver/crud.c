@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "apiserver_int.h"
+#include "convert.h"
 #include "openapi.h"
 #include "patch.h"
 #include "selector.h"
@@ -303,7 +304,7 @@ int api_filter_obj(const api_resource *res, const api_filter *f,
 static dra_err list_head(api_req *r, dra_buf *b, uint64_t rv, const char *cont,
                          size_t remaining)
 {
-    const char *gv = api_group_version(&r->a, r->res);
+    const char *gv = api_out_gv(r);
     if (!gv)
         return DRA_ENOMEM;
     dra_buf_printf(b, "{\"kind\":\"%sList\",\"apiVersion\":\"%s\",\"metadata\":"
@@ -313,6 +314,24 @@ static dra_err list_head(api_req *r, dra_buf *b, uint64_t rv, const char *cont,
         dra_buf_printf(b, ",\"continue\":\"%s\",\"remainingItemCount\":%zu",
                        cont, remaining);
     return dra_buf_puts(b, "},\"items\":[");
+}
+
+/* One stored object into a list answer, in the client's version. */
+static dra_err put_item(api_req *r, dra_buf *b, const dra_store_obj *o,
+                        dra_arena *scratch)
+{
+    dra_doc *d, *out;
+    dra_kstatus st;
+    dra_err e;
+    if (!r->conv)
+        return dra_buf_append(b, o->json, o->len);
+    if ((e = api_doc_parse(scratch, o->json, o->len, &d)) ||
+        (e = api_conv_convert(scratch, d, r->conv, &out, &st)))
+        e = e == DRA_ENOMEM ? e : dra_buf_append(b, o->json, o->len);
+    else
+        e = dra_doc_to_json(out, 0, b);
+    dra_arena_reset(scratch);
+    return e;
 }
 
 dra_err api_list(api_req *r)
@@ -367,7 +386,7 @@ dra_err api_list(api_req *r)
         for (size_t k = 0; k < taken && !e; k++) {
             if (k)
                 dra_buf_putc(b, ',');
-            dra_buf_append(b, sel[k]->json, sel[k]->len);
+            e = put_item(r, b, sel[k], &scratch);
         }
         dra_buf_puts(b, "]}");
         if (b->oom)
@@ -442,7 +461,7 @@ static dra_err create_doc(api_req *r, const dra_doc *body)
         if ((e = check_ns_alive(r, name)))
             return e == DRA_EINVAL ? DRA_OK : e;
         if (r->dry_run)
-            return api_reply_doc(r, 201, out);
+            return api_reply_objdoc(r, 201, out);
         e = api_store_write(r, DRA_STORE_CREATE, out, 0, &stored, msg, sizeof msg);
         /* A generated name that collides is drawn again, up to 8 times,
          * as the registry's RetryGenerateName does. */
@@ -454,7 +473,7 @@ static dra_err create_doc(api_req *r, const dra_doc *body)
             return api_store_fail(r, r->sres, name, e, msg);
         break;
     }
-    e = api_reply(r, 201, stored->json, stored->len);
+    e = api_reply_obj(r, 201, stored);
     dra_store_obj_unref(stored);
     return e;
 }
@@ -465,6 +484,8 @@ dra_err api_create(api_req *r)
     dra_err e;
     if ((e = api_body(r, &body)))
         return e == DRA_EPARSE ? DRA_OK : e;
+    if ((e = api_conv_in(r, &body)))
+        return e == DRA_EINVALID ? DRA_OK : e;
     return create_doc(r, body);
 }
 
@@ -533,9 +554,9 @@ static dra_err update_loop(api_req *r, const upd *u)
         if ((e = api_prepare(r, u->mode, obj, old, &out)))
             return e == DRA_EINVALID ? DRA_OK : e;
         if (unchanged(r, out, old))
-            return api_reply_doc(r, 200, old);
+            return api_reply_objdoc(r, 200, old);
         if (r->dry_run)
-            return api_reply_doc(r, 200, out);
+            return api_reply_objdoc(r, 200, out);
         del = deletion_done(r->sres, out);
         e = api_store_write(r, del ? DRA_STORE_DELETE : DRA_STORE_UPDATE, out, crv,
                             &stored, msg, sizeof msg);
@@ -571,6 +592,8 @@ dra_err api_update(api_req *r)
     dra_err e;
     if ((e = api_body(r, &body)))
         return e == DRA_EPARSE ? DRA_OK : e;
+    if ((e = api_conv_in(r, &body)))
+        return e == DRA_EINVALID ? DRA_OK : e;
     name = api_meta_str(body, "name");
     if (!name || strcmp(name, r->name)) {
         if (!name || !*name) {
@@ -648,10 +671,15 @@ static dra_doc *patch_make(api_req *r, const dra_doc *old, void *ud,
                            const char **want, dra_err *e)
 {
     pctx *p = ud;
-    dra_doc *out = NULL;
+    dra_doc *out = NULL, *view;
     dra_kstatus st;
     dra_diag causes;
     memset(&st, 0, sizeof st);
+    /* A patch speaks the client's version: it applies to the object as
+     * that version shows it, and the result converts back. */
+    if ((*e = api_conv_out(r, old, &view)))
+        return NULL;
+    old = view;
     dra_diag_init(&causes, r->srv->mem);
     switch (p->type) {
     case DRA_PATCH_MERGE:
@@ -678,6 +706,8 @@ static dra_doc *patch_make(api_req *r, const dra_doc *old, void *ud,
         out = NULL;
     }
     dra_diag_fini(&causes);
+    if (out && (*e = api_conv_in(r, &out)))
+        out = NULL;
     return out;
 }
 
@@ -697,6 +727,8 @@ static dra_err apply_create(api_req *r, pctx *p)
         return e;
     }
     dra_diag_fini(&causes);
+    if ((e = api_conv_in(r, &out)))
+        return e == DRA_EINVALID ? DRA_OK : e;
     if (!api_meta_str(out, "name")) {
         dra_doc *m = api_doc_map(&r->a, out, "metadata");
         if (!m || api_doc_set_str(&r->a, m, "name", r->name))
@@ -933,7 +965,7 @@ static dra_err delete_one(api_req *r, const delopts *o, int reply)
         if ((e = plan_delete(r, o, obj, &keep)))
             return e;
         if (r->dry_run)
-            return reply ? api_reply_doc(r, 200, obj) : DRA_OK;
+            return reply ? api_reply_objdoc(r, 200, obj) : DRA_OK;
         e = api_store_write(r, keep ? DRA_STORE_UPDATE : DRA_STORE_DELETE, obj, crv,
                             &stored, msg, sizeof msg);
         if ((e == DRA_ECONFLICT || (e == DRA_ENOTFOUND && tries == 0)) &&
@@ -995,10 +1027,10 @@ dra_err api_delete_collection(api_req *r)
         /* The answer lists each object as it was when deleted (or as it
          * stays, marked, when finalizers hold it). */
         if (!dra_store_get(r->srv->store, r->skey, r->ns, pg.items[i].name, &after)) {
-            dra_buf_append(b, after->json, after->len);
+            e = put_item(r, b, after, &scratch);
             dra_store_obj_unref(after);
         } else {
-            dra_buf_append(b, pg.items[i].obj->json, pg.items[i].obj->len);
+            e = put_item(r, b, pg.items[i].obj, &scratch);
         }
     }
     r->name = NULL;

@@ -360,11 +360,12 @@ static dra_err dispatch(api_req *r)
                         "application/json, application/yaml");
     if (write_opts(r))
         return DRA_OK;
-    if (!r->res->preferred)
-        return api_fail(r, 501, "NotImplemented", NULL, NULL,
-                        "%s/%s is listed but not served yet: version conversion "
-                        "is not built; use %s/v1",
-                        r->res->group, r->res->version, r->res->group);
+    if (!r->res->preferred) {
+        /* Served through conversion: everything below works on the
+         * storage version; objects convert in and out. */
+        r->conv = r->res->version;
+        r->res = r->sres;
+    }
     if (r->sub)
         return dispatch_sub(r, m);
     if (r->watch && !(get && !r->name))

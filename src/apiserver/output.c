@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "apiserver_int.h"
+#include "convert.h"
 #include "table.h"
 
 #define TABLE_CT "application/json;as=Table;v=v1;g=meta.k8s.io"
@@ -45,11 +46,73 @@ static dra_err reply_table(api_req *r, const dra_doc *const *objs, size_t n,
     return e;
 }
 
+const char *api_out_gv(api_req *r)
+{
+    if (r->conv)
+        return dra_arena_sprintf(&r->a, "%s/%s", r->res->group, r->conv);
+    return api_group_version(&r->a, r->res);
+}
+
+dra_err api_conv_out(api_req *r, const dra_doc *doc, dra_doc **out)
+{
+    dra_kstatus st;
+    if (!r->conv) {
+        *out = (dra_doc *)doc;
+        return DRA_OK;
+    }
+    return api_conv_convert(&r->a, doc, r->conv, out, &st);
+}
+
+dra_err api_conv_in(api_req *r, dra_doc **doc)
+{
+    const char *want = api_out_gv(r), *av = api_doc_str(*doc, "apiVersion");
+    dra_kstatus st;
+    dra_doc *out;
+    dra_err e;
+    if (!r->conv)
+        return DRA_OK;
+    if (!want)
+        return DRA_ENOMEM;
+    /* A body without apiVersion or kind speaks the endpoint's version. */
+    if (!av || !*av) {
+        if ((e = api_doc_set_str(&r->a, *doc, "apiVersion", want)))
+            return e;
+    } else if (strcmp(av, want)) {
+        api_bad_request(r, "the API version in the data (%s) does not match the "
+                           "expected API version (%s)", av, want);
+        return DRA_EINVALID;
+    }
+    if (!api_doc_str(*doc, "kind") && (e = api_doc_set_str(&r->a, *doc, "kind", r->res->kind)))
+        return e;
+    memset(&st, 0, sizeof st);
+    e = api_conv_convert(&r->a, *doc, "v1", &out, &st);
+    if (e == DRA_ENOMEM)
+        return e;
+    if (e) {
+        api_bad_request(r, "%s", st.message[0] ? st.message : "cannot convert the object");
+        return DRA_EINVALID;
+    }
+    *doc = out;
+    return DRA_OK;
+}
+
+dra_err api_reply_objdoc(api_req *r, int code, const dra_doc *doc)
+{
+    dra_doc *out;
+    dra_err e = api_conv_out(r, doc, &out);
+    return e ? e : api_reply_doc(r, code, out);
+}
+
 dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
 {
     api_table_opts to;
     dra_doc *d;
     dra_err e;
+    if (r->conv && !(r->table && code == 200)) {
+        if ((e = api_doc_parse(&r->a, o->json, o->len, &d)))
+            return e == DRA_ENOMEM ? e : api_reply(r, code, o->json, o->len);
+        return api_reply_objdoc(r, code, d);
+    }
     if (!r->table || code != 200)
         return api_reply(r, code, o->json, o->len);
     if ((e = api_table_opts_init(r, &to)))

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "apiserver_int.h"
+#include "convert.h"
 #include "selector.h"
 #include "table.h"
 
@@ -36,6 +37,7 @@ struct api_stream {
     dra_arena scratch;
     int bookmarks;
     int table, headers_sent; /* events as one-row Tables */
+    char conv[16];           /* the client's version, or "" */
     api_table_opts topts;
     int end_bookmark; /* sendInitialEvents: mark the end of the initial list */
     int64_t deadline_ms, next_bookmark_ms;
@@ -76,7 +78,15 @@ static void put_event(api_stream *s, dra_buf *out, const char *type,
                       const dra_store_obj *o)
 {
     dra_buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
-    if (!s->table) {
+    if (s->conv[0] && !s->table) {
+        dra_doc *d, *c;
+        dra_kstatus st;
+        if (api_doc_parse(&s->scratch, o->json, o->len, &d) ||
+            api_conv_convert(&s->scratch, d, s->conv, &c, &st) ||
+            dra_doc_to_json(c, 0, out))
+            dra_buf_append(out, o->json, o->len);
+        dra_arena_reset(&s->scratch);
+    } else if (!s->table) {
         dra_buf_append(out, o->json, o->len);
     } else {
         /* kube-apiserver sends the column definitions with the first
@@ -280,8 +290,9 @@ static dra_err stream_new(api_req *r, api_stream **out)
     s->res = r->res;
     snprintf(s->skey, sizeof s->skey, "%s", r->skey);
     snprintf(s->kind, sizeof s->kind, "%s", r->res->kind);
-    gv = api_group_version(&r->a, r->res);
+    gv = api_out_gv(r);
     snprintf(s->gv, sizeof s->gv, "%s", gv ? gv : "");
+    snprintf(s->conv, sizeof s->conv, "%s", r->conv ? r->conv : "");
     s->deadline_ms = now_ms() + timeout_ms(r);
     s->next_bookmark_ms = now_ms() + BOOKMARK_MS;
     s->bookmarks = api_q_bool(r, "allowWatchBookmarks", 0);

@@ -1062,9 +1062,46 @@ static void test_openapi(void **state)
     assert_non_null(strstr(f.body, "fieldValidation"));
     fx_req(&f, "GET", "/openapi/v3/apis/nothing.example.com/v1", NULL);
     FX_ASSERT_CODE(&f, 404);
-    /* Versions listed for old clients but not converted yet. */
-    fx_req(&f, "GET", "/apis/resource.k8s.io/v1beta1/resourceslices", NULL);
-    assert_true(f.code == 200 || f.code == 501);
+    fx_close(&f);
+}
+
+/* resource.k8s.io v1beta1 and v1beta2 are served by conversion: objects
+ * are stored as v1 and read back in the version asked for. */
+static void test_versions(void **state)
+{
+    fx f;
+    static const char mp[] = "{\"metadata\":{\"labels\":{\"l\":\"x\"}}}";
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", "/apis/resource.k8s.io/v1beta1/namespaces/default/resourceclaims",
+           "{\"apiVersion\":\"resource.k8s.io/v1beta1\",\"kind\":\"ResourceClaim\","
+           "\"metadata\":{\"name\":\"old\"},\"spec\":{\"devices\":{\"requests\":"
+           "[{\"name\":\"gpu\",\"deviceClassName\":\"gpu.nvidia.com\"}]}}}");
+    FX_ASSERT_CODE(&f, 201);
+    assert_string_equal(fx_str(&f, "apiVersion"), "resource.k8s.io/v1beta1");
+    assert_non_null(strstr(f.body, "\"requests\":[{\"name\":\"gpu\",\"deviceClassName\""));
+    fx_req(&f, "GET", CLAIMS "/old", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "apiVersion"), "resource.k8s.io/v1");
+    assert_non_null(strstr(f.body, "\"exactly\":{\"deviceClassName\":\"gpu.nvidia.com\""));
+    fx_req(&f, "GET", "/apis/resource.k8s.io/v1beta2/namespaces/default/resourceclaims", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "apiVersion"), "resource.k8s.io/v1beta2");
+    assert_string_equal(fx_str(&f, "kind"), "ResourceClaimList");
+    assert_non_null(strstr(f.body, "\"apiVersion\":\"resource.k8s.io/v1beta2\",\"metadata\"") ||
+                    strstr(f.body, "resource.k8s.io/v1beta2"));
+    fx_req_ct(&f, "PATCH", "/apis/resource.k8s.io/v1beta1/namespaces/default/resourceclaims/old",
+              "application/merge-patch+json", NULL, mp, sizeof mp - 1);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "metadata.labels.l"), "x");
+    assert_string_equal(fx_str(&f, "apiVersion"), "resource.k8s.io/v1beta1");
+    /* A body of another version than the endpoint's. */
+    fx_req(&f, "POST", "/apis/resource.k8s.io/v1beta1/namespaces/default/resourceclaims",
+           CLAIM("mixed", ""));
+    FX_ASSERT_CODE(&f, 400);
+    fx_req(&f, "DELETE", "/apis/resource.k8s.io/v1beta2/namespaces/default/resourceclaims/old", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "apiVersion"), "resource.k8s.io/v1beta2");
     fx_close(&f);
 }
 
@@ -1099,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_patch_apply),
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_openapi),
+        cmocka_unit_test(test_versions),
     };
     if (getenv("DRA_TEST_FILTER"))
         cmocka_set_test_filter(getenv("DRA_TEST_FILTER"));
