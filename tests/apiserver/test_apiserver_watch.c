@@ -68,11 +68,11 @@ static int tw_event(tw *w, size_t i, const char *type, const char *name)
         p = strchr(p, '\n') + 1;
     end = strchr(p, '\n');
     snprintf(want, sizeof want, "{\"type\":\"%s\"", type);
-    snprintf(nm, sizeof nm, "\"name\":\"%s\"", name);
     if (strncmp(p, want, strlen(want)))
         return 0;
     if (!name)
         return 1;
+    snprintf(nm, sizeof nm, "\"name\":\"%s\"", name);
     {
         const char *hit = strstr(p, nm);
         return hit && hit < end;
