@@ -284,6 +284,114 @@ static dra_err strategy_update(api_req *r, const kind_rules *k, api_mode mode,
     return DRA_OK;
 }
 
+/* ---- pod defaults -------------------------------------------------------------- */
+
+static dra_err set_default(dra_arena *a, dra_doc *m, const char *key, dra_doc *v)
+{
+    if (api_doc_at(m, key))
+        return DRA_OK;
+    return v ? dra_doc_map_set(a, m, key, v) : DRA_ENOMEM;
+}
+
+static dra_doc *str(dra_arena *a, const char *s)
+{
+    return dra_doc_new_string(a, s, strlen(s));
+}
+
+/* imagePullPolicy by the image reference: Always for :latest or no tag,
+ * IfNotPresent for any other tag or a digest (SetDefaults_Container). */
+static const char *pull_policy(const char *image)
+{
+    const char *slash = image ? strrchr(image, '/') : NULL;
+    const char *last = slash ? slash + 1 : image;
+    const char *colon;
+    if (!image || strchr(image, '@'))
+        return "IfNotPresent";
+    colon = strrchr(last, ':');
+    if (!colon || !strcmp(colon + 1, "latest"))
+        return "Always";
+    return "IfNotPresent";
+}
+
+static dra_err container_defaults(dra_arena *a, dra_doc *c)
+{
+    dra_doc *ports = api_doc_at(c, "ports");
+    dra_err e;
+    if (c->kind != DRA_DOC_MAP)
+        return DRA_OK;
+    if ((e = set_default(a, c, "terminationMessagePath", str(a, "/dev/termination-log"))) ||
+        (e = set_default(a, c, "terminationMessagePolicy", str(a, "File"))) ||
+        (e = set_default(a, c, "imagePullPolicy",
+                         str(a, pull_policy(api_doc_str(c, "image"))))) ||
+        (e = set_default(a, c, "resources", dra_doc_new_map(a, 0))))
+        return e;
+    for (size_t i = 0; ports && ports->kind == DRA_DOC_LIST && i < ports->u.list.n; i++)
+        if (ports->u.list.items[i]->kind == DRA_DOC_MAP &&
+            (e = set_default(a, ports->u.list.items[i], "protocol", str(a, "TCP"))))
+            return e;
+    return DRA_OK;
+}
+
+/* A toleration for node.kubernetes.io/<key>:NoExecute for 300 s unless
+ * the pod already tolerates that key (DefaultTolerationSeconds). */
+static dra_err default_toleration(dra_arena *a, dra_doc *spec, const char *key)
+{
+    dra_doc *l = api_doc_at(spec, "tolerations"), *t;
+    for (size_t i = 0; l && l->kind == DRA_DOC_LIST && i < l->u.list.n; i++) {
+        const char *k = api_doc_str(l->u.list.items[i], "key");
+        const char *eff = api_doc_str(l->u.list.items[i], "effect");
+        if ((!k || !*k || !strcmp(k, key)) && (!eff || !*eff || !strcmp(eff, "NoExecute")))
+            return DRA_OK;
+    }
+    if (!l && (!(l = dra_doc_new_list(a, 2)) || dra_doc_map_set(a, spec, "tolerations", l)))
+        return DRA_ENOMEM;
+    if (l->kind != DRA_DOC_LIST)
+        return DRA_OK;
+    if (!(t = dra_doc_new_map(a, 4)) || api_doc_set_str(a, t, "key", key) ||
+        api_doc_set_str(a, t, "operator", "Exists") ||
+        api_doc_set_str(a, t, "effect", "NoExecute") ||
+        api_doc_set_int(a, t, "tolerationSeconds", 300))
+        return DRA_ENOMEM;
+    return dra_doc_list_push(a, l, t);
+}
+
+/* kube-apiserver's Pod defaulting (SetDefaults_PodSpec, _Container) and,
+ * on create, what its default admission plugins add (Priority,
+ * DefaultTolerationSeconds). The service account and its token volume
+ * are not added: drad serves no ServiceAccounts. */
+static dra_err pod_defaults(api_req *r, dra_doc *pod, int create)
+{
+    dra_arena *a = &r->a;
+    dra_doc *spec = api_doc_map(a, pod, "spec");
+    static const char *const lists[] = {"containers", "initContainers"};
+    dra_err e;
+    if (!spec)
+        return DRA_OK;
+    if ((e = set_default(a, spec, "restartPolicy", str(a, "Always"))) ||
+        (e = set_default(a, spec, "terminationGracePeriodSeconds", dra_doc_new_int(a, 30))) ||
+        (e = set_default(a, spec, "dnsPolicy", str(a, "ClusterFirst"))) ||
+        (e = set_default(a, spec, "securityContext", dra_doc_new_map(a, 0))) ||
+        (e = set_default(a, spec, "schedulerName", str(a, "default-scheduler"))) ||
+        (e = set_default(a, spec, "enableServiceLinks", dra_doc_new_bool(a, 1))))
+        return e;
+    for (size_t k = 0; k < 2; k++) {
+        dra_doc *l = api_doc_at(spec, lists[k]);
+        for (size_t i = 0; l && l->kind == DRA_DOC_LIST && i < l->u.list.n; i++)
+            if ((e = container_defaults(a, l->u.list.items[i])))
+                return e;
+    }
+    if (!create)
+        return DRA_OK;
+    if (!api_doc_at(spec, "priorityClassName") &&
+        ((e = set_default(a, spec, "priority", dra_doc_new_int(a, 0))) ||
+         (e = set_default(a, spec, "preemptionPolicy", str(a, "PreemptLowerPriority")))))
+        return e;
+    if ((e = default_toleration(a, spec, "node.kubernetes.io/not-ready")) ||
+        (e = default_toleration(a, spec, "node.kubernetes.io/unreachable")))
+        return e;
+    return DRA_OK;
+}
+
 /* ---- system metadata ----------------------------------------------------------------- */
 
 static dra_err meta_create(api_req *r, const kind_rules *k, dra_doc *meta)
@@ -566,6 +674,8 @@ dra_err api_prepare(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
         e = strategy_create(r, k, obj);
     else
         e = strategy_update(r, k, mode, obj, old);
+    if (!e && !strcmp(r->sres->resource, "pods") && !*r->sres->group)
+        e = pod_defaults(r, obj, mode == API_CREATE);
     if (e)
         return e;
     meta = api_meta(obj);

@@ -720,6 +720,15 @@ static void test_pods(void **state)
     FX_ASSERT_CODE(&f, 201);
     assert_string_equal(fx_str(&f, "status.phase"), "Pending");
     assert_string_equal(fx_str(&f, "status.qosClass"), "BestEffort");
+    /* kube-apiserver's defaults and default admission. */
+    assert_string_equal(fx_str(&f, "spec.restartPolicy"), "Always");
+    assert_string_equal(fx_str(&f, "spec.dnsPolicy"), "ClusterFirst");
+    assert_string_equal(fx_str(&f, "spec.schedulerName"), "default-scheduler");
+    assert_int_equal(fx_int(&f, "spec.terminationGracePeriodSeconds"), 30);
+    assert_non_null(strstr(f.body, "\"terminationMessagePath\":\"/dev/termination-log\""));
+    assert_non_null(strstr(f.body, "\"imagePullPolicy\":\"Always\""));
+    assert_non_null(strstr(f.body, "\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\",\"effect\":\"NoExecute\",\"tolerationSeconds\":300"));
+    assert_int_equal(fx_int(&f, "spec.priority"), 0);
     fx_req(&f, "GET", "/api/v1/namespaces/default/pods/p1/log", NULL);
     FX_ASSERT_CODE(&f, 400);
     assert_string_equal(fx_str(&f, "message"), "pod p1 does not have a host assigned");
