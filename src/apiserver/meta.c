@@ -348,6 +348,9 @@ dra_err api_body(api_req *r, dra_doc **out)
         }
         if (!e)
             *out = docs[0];
+    } else if (!strcmp(t, "application/vnd.kubernetes.protobuf")) {
+        dra_diag_fini(&d);
+        return api_proto_body(r, out);
     } else {
         dra_diag_fini(&d);
         api_fail(r, 415, "UnsupportedMediaType", NULL, NULL,

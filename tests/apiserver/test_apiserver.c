@@ -1114,6 +1114,37 @@ static void test_versions(void **state)
     fx_close(&f);
 }
 
+/* kubectl 1.32+ creates namespaces with a protobuf body. */
+static void test_protobuf_namespace(void **state)
+{
+    fx f;
+    static const unsigned char pb[] = {
+        'k', '8', 's', 0,
+        /* Unknown.typeMeta {apiVersion "v1", kind "Namespace"} */
+        0x0a, 0x0f, 0x0a, 0x02, 'v', '1', 0x12, 0x09, 'N', 'a', 'm', 'e', 's', 'p',
+        'a', 'c', 'e',
+        /* Unknown.raw: Namespace {metadata {name "pb-ns", labels {a: b}}} */
+        0x12, 0x11, 0x0a, 0x0f, 0x0a, 0x05, 'p', 'b', '-', 'n', 's', 0x5a, 0x06,
+        0x0a, 0x01, 'a', 0x12, 0x01, 'b'};
+    static const unsigned char pod[] = {'k', '8', 's', 0, 0x0a, 0x09, 0x0a, 0x02,
+                                        'v', '1', 0x12, 0x03, 'P', 'o', 'd'};
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req_ct(&f, "POST", "/api/v1/namespaces", "application/vnd.kubernetes.protobuf",
+              NULL, (const char *)pb, sizeof pb);
+    FX_ASSERT_CODE(&f, 201);
+    assert_string_equal(fx_str(&f, "metadata.name"), "pb-ns");
+    assert_string_equal(fx_str(&f, "metadata.labels.a"), "b");
+    assert_string_equal(fx_str(&f, "status.phase"), "Active");
+    fx_req_ct(&f, "POST", "/api/v1/namespaces/default/pods",
+              "application/vnd.kubernetes.protobuf", NULL, (const char *)pod, sizeof pod);
+    FX_ASSERT_CODE(&f, 415);
+    fx_req_ct(&f, "POST", "/api/v1/namespaces", "application/vnd.kubernetes.protobuf",
+              NULL, "k8s\0\xff\xff", 6);
+    FX_ASSERT_CODE(&f, 400);
+    fx_close(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1146,6 +1177,7 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_openapi),
         cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_protobuf_namespace),
     };
     if (getenv("DRA_TEST_FILTER"))
         cmocka_set_test_filter(getenv("DRA_TEST_FILTER"));
