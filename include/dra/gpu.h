@@ -169,6 +169,7 @@ typedef struct dra_gpu_files {
     const char *lib_dir;     /* container path of the NVML directory */
     const char *nvidia_smi;  /* local path of nvidia-smi; NULL when absent */
     int64_t caps_major;      /* nvidia-caps major from /proc/devices; -1 */
+    int64_t uvm_major;       /* nvidia-uvm major from /proc/devices; -1 */
 } dra_gpu_files;
 
 typedef struct dra_gpu_inventory {

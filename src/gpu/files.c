@@ -188,7 +188,9 @@ static dra_err binaries(const dra_gpu *g, dra_arena *a, dra_gpu_files *f)
     return DRA_OK;
 }
 
-static int64_t caps_major(const char *proc)
+/* The character-device major of driver |name| ("nvidia-caps",
+ * "nvidia-uvm") in <proc>/devices, or -1. */
+static int64_t proc_major(const char *proc, const char *wanted)
 {
     char p[PATH_MAX], line[256];
     int chr = 0;
@@ -202,7 +204,7 @@ static int64_t caps_major(const char *proc)
             chr = 1;
         else if (!strncmp(line, "Block devices:", 14))
             chr = 0;
-        else if (chr && sscanf(line, "%ld %127s", &v, name) == 2 && !strcmp(name, "nvidia-caps"))
+        else if (chr && sscanf(line, "%ld %127s", &v, name) == 2 && !strcmp(name, wanted))
             major_no = v;
     }
     if (f)
@@ -349,7 +351,8 @@ static dra_err per_gpu(const dra_gpu *g, dra_arena *a, dra_gpu_inventory *inv)
     const char *proc = access(procdev, R_OK) == 0 ? gpu_join(a, g->root, "/proc") : "/proc";
     if (!sysroot || !proc)
         return DRA_ENOMEM;
-    f->caps_major = caps_major(proc);
+    f->caps_major = proc_major(proc, "nvidia-caps");
+    f->uvm_major = proc_major(proc, "nvidia-uvm");
     for (size_t i = 0; i < inv->n_gpus; i++) {
         dra_gpu_device *gpu = &inv->gpus[i];
         char rel[64], acc[128];

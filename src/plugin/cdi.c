@@ -111,23 +111,43 @@ static void add_node(plugin_db *b, dra_doc *edits, const char *path, const char 
     plugin_db_push(b, edits_list(b, edits, "deviceNodes"), n);
 }
 
-static int exists(const char *local)
-{
-    struct stat st;
-    return local && stat(local, &st) == 0;
-}
-
-/* A node of the driver: listed with its host path when this process
- * sees it; when it is missing and its numbers are known, fully
- * specified, so the runtime creates it (NVIDIA's toolkit leaves such
- * nodes out, issue #1380: a spec made on a fresh node lacks them). */
+/* A node of the driver, with the numbers the real driver gives it
+ * (|major| < 0: unknown). A character device this process sees is
+ * listed by path and host path, as nvidia-container-toolkit lists it.
+ * A file that is not a device node (a fake driver root) is listed with
+ * its host path and fully specified (type c, major, minor), so the spec
+ * stays valid for containerd and runc, which create the node from the
+ * numbers without looking at the file, while drad's runtime binds the
+ * file itself. A node that is missing and has known numbers is fully
+ * specified without a host path, so the runtime creates it (NVIDIA's
+ * toolkit leaves such nodes out, issue #1380: a spec made on a fresh
+ * node lacks them). */
 static void add_driver_node(plugin_db *b, dra_doc *edits, const dra_gpu_path *p,
                             int64_t major, int64_t minor)
 {
-    if (exists(p->local_path) || major < 0)
+    struct stat st;
+    int found = p->local_path && stat(p->local_path, &st) == 0;
+    if (major < 0 || (found && S_ISCHR(st.st_mode)))
         add_node(b, edits, p->path, p->host_path, NULL, 0, 0, 0);
     else
-        add_node(b, edits, p->path, NULL, "c", major, minor, 0666);
+        add_node(b, edits, p->path, found ? p->host_path : NULL, "c", major, minor, 0666);
+}
+
+/* The real driver's numbers for a control node: nvidiactl 195:255,
+ * nvidia-modeset 195:254, nvidia-uvm and nvidia-uvm-tools the
+ * nvidia-uvm major from /proc/devices with minors 0 and 1. */
+static void control_numbers(const dra_gpu_files *f, const char *path, int64_t *major,
+                            int64_t *minor)
+{
+    *major = *minor = -1;
+    if (strcmp(path, "/dev/nvidiactl") == 0)
+        *major = 195, *minor = 255;
+    else if (strcmp(path, "/dev/nvidia-modeset") == 0)
+        *major = 195, *minor = 254;
+    else if (strcmp(path, "/dev/nvidia-uvm") == 0 && f->uvm_major >= 0)
+        *major = f->uvm_major, *minor = 0;
+    else if (strcmp(path, "/dev/nvidia-uvm-tools") == 0 && f->uvm_major >= 0)
+        *major = f->uvm_major, *minor = 1;
 }
 
 void plugin_cdi_add_mount(plugin_db *b, dra_doc *edits, const char *host,
@@ -209,14 +229,11 @@ static dra_doc *common_edits(plugin_db *b, const plugin_cdi_env *env)
     for (size_t i = 0; i < f->n_libraries; i++)
         if (strncmp(base_name(f->libraries[i].path), "libcuda.so.", 11) == 0 && f->lib_dir)
             add_env(b, e, dra_arena_sprintf(b->a, "NVIDIA_CTK_LIBCUDA_DIR=%s", f->lib_dir));
-    if (env->fake_nvml_config)
-        add_env(b, e, dra_arena_sprintf(b->a, "DRA_FAKE_NVML_CONFIG=%s",
-                                        env->fake_nvml_config));
     for (size_t i = 0; i < f->n_common_nodes; i++) {
         const dra_gpu_path *p = &f->common_nodes[i];
-        /* nvidiactl has fixed numbers (195:255); the others are dynamic. */
-        int ctl = strcmp(p->path, "/dev/nvidiactl") == 0;
-        add_driver_node(b, e, p, ctl ? 195 : -1, ctl ? 255 : -1);
+        int64_t major, minor;
+        control_numbers(f, p->path, &major, &minor);
+        add_driver_node(b, e, p, major, minor);
     }
     for (size_t i = 0; i < f->n_libraries; i++)
         plugin_cdi_add_mount(b, e, f->libraries[i].host_path, f->libraries[i].path,

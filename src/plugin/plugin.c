@@ -327,22 +327,14 @@ static dra_err make_dirs(dra_plugin *p, dra_diag *d)
 
 static void cdi_env(dra_plugin *p, const char *hook_flag)
 {
-    dra_arena *a = &p->arena;
     const dra_gpu_files *f = &p->inv->files;
     p->cdi.inv = p->inv;
     p->cdi.host_driver_root = p->host_root;
     p->cdi.hook_path = find_hook(p, hook_flag);
-    /* The fake NVML's inventory (tests, drad): the library inside a
-     * container finds it through this variable. Never set for a real
-     * driver root, which has no such file. */
-    if (f->lib_dir) {
-        const char *lr = strcmp(p->local_root, "/") ? p->local_root : "";
-        const char *hr = strcmp(p->host_root, "/") ? p->host_root : "";
-        const char *local = dra_arena_sprintf(a, "%s%s/dra-fake-nvml.yaml", lr, f->lib_dir);
-        if (is_file(local))
-            p->cdi.fake_nvml_config = dra_arena_sprintf(a, "%s%s/dra-fake-nvml.yaml", hr,
-                                                        f->lib_dir);
-    }
+    /* A fake NVML in a container finds its node's inventory in the
+     * /dev/nvidiactl it is given (module gpu lays it out that way), so
+     * the spec needs no host path of the driver root in an environment
+     * variable: containers have a private /tmp, where that path may be. */
     for (size_t i = 0; i < f->n_binaries; i++) {
         const char *b = strrchr(f->binaries[i].path, '/');
         if (b && strcmp(b + 1, "nvidia-cuda-mps-control") == 0)

@@ -206,7 +206,6 @@ typedef struct plugin_cdi_env {
     const dra_gpu_inventory *inv;
     const char *host_driver_root; /* --nvidia-driver-root */
     const char *hook_path;        /* host path of nvidia-cdi-hook; NULL: no hooks */
-    const char *fake_nvml_config; /* host path of a fake NVML inventory, or NULL */
 } plugin_cdi_env;
 
 /* 1 when |name| is a valid CDI device name (alphanumeric first and

@@ -51,10 +51,10 @@ static int setup(void **state)
     dra_gpu_fake_root_opts fo;
     dra_diag d;
     (void)state;
-    /* The plugin's CDI env names the fake root by its host path
-     * (DRA_FAKE_NVML_CONFIG): it must not be under /tmp, which is
-     * private in a container. */
-    env_open_in(&env, DRA_TEST_TMP, NODE);
+    /* Under /tmp on purpose: a container's /tmp is private, so nothing
+     * the container needs may be reached through a host path there (the
+     * fake NVML finds its GPUs through the /dev/nvidiactl it is given). */
+    env_open_in(&env, "/tmp", NODE);
     snprintf(root, sizeof root, "%s/driver-root", env.dir);
     snprintf(plugins, sizeof plugins, "%s/plugins", env.dir);
     memset(&fo, 0, sizeof fo);

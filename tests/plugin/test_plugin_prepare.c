@@ -240,9 +240,24 @@ static void check_gpu0_spec(pfx *x, dra_arena *a, const char *uid)
     assert_true(has_str(dra_doc_get(smi, "options"), "ro"));
     assert_true(has_str(dra_doc_get(smi, "options"), "rbind"));
     assert_non_null(find_in(mounts, "containerPath", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"));
-    snprintf(want, sizeof(want), "DRA_FAKE_NVML_CONFIG=%s/usr/lib/x86_64-linux-gnu/dra-fake-nvml.yaml",
-             x->f.root);
-    assert_true(has_str(dra_doc_get(ce, "env"), want));
+    /* The fake root's device nodes are plain files: listed with their
+     * host path (drad binds them) and fully specified, type c with the
+     * driver's numbers, so containerd would accept the spec too. */
+    assert_string_equal(str_at(n0, "type"), "c");
+    assert_int_equal(dra_doc_get(n0, "major")->u.i, 195);
+    assert_int_equal(dra_doc_get(n0, "minor")->u.i, 0);
+    const dra_doc *ctl = find_in(dra_doc_get(ce, "deviceNodes"), "path", "/dev/nvidiactl");
+    snprintf(want, sizeof(want), "%s/dev/nvidiactl", x->f.root);
+    assert_string_equal(str_at(ctl, "hostPath"), want);
+    assert_string_equal(str_at(ctl, "type"), "c");
+    assert_int_equal(dra_doc_get(ctl, "minor")->u.i, 255);
+    const dra_doc *uvm = find_in(dra_doc_get(ce, "deviceNodes"), "path", "/dev/nvidia-uvm");
+    assert_int_equal(dra_doc_get(uvm, "major")->u.i, 509);
+    /* No host path of the driver root in the environment: a container's
+     * /tmp is private, and the fake NVML reads its node from nvidiactl. */
+    const dra_doc *env = dra_doc_get(ce, "env");
+    for (size_t i = 0; env && i < env->u.list.n; i++)
+        assert_null(strstr(env->u.list.items[i]->u.str.s, "DRA_FAKE_NVML"));
 }
 
 static int cp_has(pfx *x, const char *uid, int state)
