@@ -100,6 +100,9 @@ typedef struct dra_apiserver_opts {
     /* The garbage collector's and namespace controller's rescan period
      * in ms (0: 1000); deletes wake them sooner. */
     int gc_period_ms;
+    /* How often a watch with allowWatchBookmarks gets a BOOKMARK, in ms
+     * (0: 60000, about what kube-apiserver does). */
+    int bookmark_ms;
 } dra_apiserver_opts;
 
 /* Creates the server over opts->store: makes sure the namespaces

@@ -144,6 +144,8 @@ dra_err dra_apiserver_new(const dra_apiserver_opts *opts, const dra_mem *mem,
         srv->opts.max_body = 3u << 20;
     if (srv->opts.gc_period_ms <= 0)
         srv->opts.gc_period_ms = 1000;
+    if (srv->opts.bookmark_ms <= 0)
+        srv->opts.bookmark_ms = 60000;
     pthread_mutex_init(&srv->lock, NULL);
     pthread_mutex_init(&srv->bglock, NULL);
     pthread_cond_init(&srv->bgcv, NULL);

@@ -19,7 +19,6 @@
 #include "table.h"
 
 #define EVENTS_PER_READ 128
-#define BOOKMARK_MS 60000
 
 struct api_stream {
     dra_stream pub;
@@ -210,7 +209,7 @@ static dra_err stream_read(void *ud, dra_buf *out, int *eof)
     }
     if (s->bookmarks && !s->initial_pending && t >= s->next_bookmark_ms) {
         put_bookmark(s, out, dra_store_watch_rv(s->w), 0);
-        s->next_bookmark_ms = t + BOOKMARK_MS;
+        s->next_bookmark_ms = t + s->srv->opts.bookmark_ms;
     }
     if (t >= s->deadline_ms && !s->initial_pending)
         s->ended = *eof = 1;
@@ -294,7 +293,7 @@ static dra_err stream_new(api_req *r, api_stream **out)
     snprintf(s->gv, sizeof s->gv, "%s", gv ? gv : "");
     snprintf(s->conv, sizeof s->conv, "%s", r->conv ? r->conv : "");
     s->deadline_ms = now_ms() + timeout_ms(r);
-    s->next_bookmark_ms = now_ms() + BOOKMARK_MS;
+    s->next_bookmark_ms = now_ms() + r->srv->opts.bookmark_ms;
     s->bookmarks = api_q_bool(r, "allowWatchBookmarks", 0);
     *out = s;
     return DRA_OK;

@@ -39,6 +39,7 @@ static inline void fx_open(fx *f, const dra_store_opts *so, int graceful)
     o.store = f->store;
     o.graceful_pods = graceful;
     o.gc_period_ms = 200;
+    o.bookmark_ms = 300;
     if (dra_apiserver_new(&o, NULL, &f->srv, &d))
         fail_msg("server: %s", dra_diag_first(&d) ? dra_diag_first(&d) : "?");
     dra_diag_fini(&d);

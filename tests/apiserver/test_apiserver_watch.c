@@ -210,6 +210,32 @@ static void test_watch_timeout(void **state)
     fx_close(&f);
 }
 
+/* Bookmarks come every bookmark_ms (300 ms in these tests) when asked for,
+ * carrying the store's version; never without allowWatchBookmarks. */
+static void test_watch_bookmarks(void **state)
+{
+    fx f;
+    tw w, plain;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", SLICES, SLICE("a", "n1", ""));
+    tw_open(&f, &w, SLICES "?watch=1&allowWatchBookmarks=true&resourceVersion=0");
+    tw_open(&f, &plain, SLICES "?watch=1&resourceVersion=0");
+    for (int i = 0; i < 200 && !strstr(w.buf.p ? w.buf.p : "", "BOOKMARK"); i++) {
+        tw_read(&w);
+        tw_read(&plain);
+        usleep(20 * 1000);
+    }
+    assert_non_null(strstr(w.buf.p, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ResourceSlice\","
+                                    "\"apiVersion\":\"resource.k8s.io/v1\",\"metadata\":"
+                                    "{\"resourceVersion\":\""));
+    tw_read(&plain);
+    assert_null(strstr(plain.buf.p, "BOOKMARK"));
+    tw_close(&w);
+    tw_close(&plain);
+    fx_close(&f);
+}
+
 /* ---- the in-process transport --------------------------------------------- */
 
 static void test_incluster(void **state)
@@ -281,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_watch_initial_events),
         cmocka_unit_test(test_watch_gone),
         cmocka_unit_test(test_watch_timeout),
+        cmocka_unit_test(test_watch_bookmarks),
         cmocka_unit_test(test_incluster),
     };
     if (getenv("DRA_TEST_FILTER"))
