@@ -1,8 +1,9 @@
 /*
  * controllers.c: where drad starts and stops what runs beside the API
  * server inside the process: the scheduler and the resourceclaim
- * controller (src/sched), later the node agents (src/node), each with a
- * cluster from dra_apiserver_cluster(ctx->srv), stopped in reverse order.
+ * controller (src/sched), then the simulated nodes (nodes.c: node agents
+ * and their dra-gpu-plugin children), each with a cluster from
+ * dra_apiserver_cluster(ctx->srv), stopped in reverse order.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@ struct drad_controllers {
     const drad_ctx *ctx;
     dra_cluster *sched_cluster;
     dra_sched *sched;
+    drad_nodes *nodes;
 };
 
 static void sched_log(void *ud, int level, const char *msg)
@@ -48,6 +50,7 @@ void drad_controllers_stop(drad_controllers *c)
 {
     if (!c)
         return;
+    drad_nodes_stop(c->nodes);
     dra_sched_stop(c->sched);
     dra_cluster_free(c->sched_cluster);
     dra_free(NULL, c);
@@ -62,7 +65,7 @@ dra_err drad_controllers_start(const drad_ctx *ctx, drad_controllers **out,
     if (!c)
         return DRA_ENOMEM;
     c->ctx = ctx;
-    if ((e = start_sched(c, d)) != DRA_OK) {
+    if ((e = start_sched(c, d)) != DRA_OK || (e = drad_nodes_start(ctx, &c->nodes, d)) != DRA_OK) {
         drad_controllers_stop(c);
         return e;
     }

@@ -363,8 +363,20 @@ dra_err dra_node_start(dra_cluster *c, const dra_node_opts *opts,
  * with the same state directory takes over. NULL: no-op. */
 void dra_node_stop(dra_node *n);
 
+/* Stops the agent as a node that shuts down: every running container
+ * gets SIGTERM, then SIGKILL after its pod's grace period or |grace_s|,
+ * whichever is shorter (kubelet's graceful node shutdown), then the
+ * agent stops as dra_node_stop does. Pod statuses are not written: the
+ * next dra_node_start on the state directory finds the containers ended
+ * and applies restartPolicy. NULL: no-op. */
+void dra_node_shutdown(dra_node *n, int grace_s);
+
 /* The node's name. */
 const char *dra_node_name(const dra_node *n);
+
+/* 1 when a DRA plugin for |driver| is registered with the agent now
+ * (it answered GetInfo and was told it is registered), else 0. */
+int dra_node_has_plugin(dra_node *n, const char *driver);
 
 /* Logs of |container| (NULL: the pod's only container) of the pod with
  * UID |pod_uid| on this node, as `kubectl logs` prints them; |previous|

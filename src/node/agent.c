@@ -456,6 +456,7 @@ dra_err dra_node_start(dra_cluster *c, const dra_node_opts *opts,
     n->mem = mem;
     n->c = c;
     n->wake_fd = -1;
+    n->shutdown_s = -1;
     n->boot_ns = node_now_ns();
     dra_arena_init(&n->oa, mem);
     dra_map_init(&n->pods, mem);
@@ -517,7 +518,26 @@ void dra_node_stop(dra_node *n)
     dra_free(n->mem, n);
 }
 
+void dra_node_shutdown(dra_node *n, int grace_s)
+{
+    if (!n)
+        return;
+    pthread_mutex_lock(&n->mu);
+    n->shutdown_s = grace_s < 0 ? 0 : grace_s;
+    pthread_mutex_unlock(&n->mu);
+    dra_node_stop(n);
+}
+
 const char *dra_node_name(const dra_node *n)
 {
     return n->o.name;
+}
+
+int dra_node_has_plugin(dra_node *n, const char *driver)
+{
+    node_plugin *p = node_plugin_get(n, driver);
+    if (!p)
+        return 0;
+    node_plugin_put(n, p);
+    return 1;
 }

@@ -156,6 +156,7 @@ struct dra_node {
     int loop_started;
     int wake_fd;    /* eventfd: the main loop */
     int stop;
+    int shutdown_s; /* >= 0: stopping as a node shutdown (dra_node_shutdown) */
     int synced;
     uint64_t plugin_gen; /* bumped when a plugin registers */
     int orphans_done;

@@ -543,6 +543,27 @@ static int64_t terminate(pod_state *ps, int gone, int64_t now)
     return -1;
 }
 
+/* Node shutdown: SIGTERM to every running container, SIGKILL to what
+ * is left after the pod's grace period or |max_s|, whichever is shorter.
+ * The containers' ends are found by the next agent on this state. */
+static void shutdown_containers(pod_state *ps, int max_s)
+{
+    int64_t grace = grace_seconds(ps) < max_s ? grace_seconds(ps) : max_s;
+    int64_t deadline = node_mono_ms() + grace * 1000;
+    if (!any_running(ps))
+        return;
+    for (size_t i = 0; i < ps->nc; i++)
+        if (ps->c[i].h)
+            dra_node_ctr_signal(ps->c[i].h, grace > 0 ? SIGTERM : SIGKILL);
+    for (size_t i = 0; i < ps->nc; i++) {
+        int64_t left = deadline - node_mono_ms();
+        if (ps->c[i].h && dra_node_ctr_wait(ps->c[i].h, left > 0 ? (int)left : 0, NULL) != DRA_OK) {
+            dra_node_ctr_signal(ps->c[i].h, SIGKILL);
+            dra_node_ctr_wait(ps->c[i].h, 5000, NULL);
+        }
+    }
+}
+
 /* ---- one sync --------------------------------------------------------------------- */
 
 static int terminal(const char *phase)
@@ -626,7 +647,7 @@ static void *pod_main(void *arg)
     dra_node *n = w->n;
     pod_state ps;
     char *json = NULL;
-    int gone = 0, stop = 0, loaded = 0;
+    int gone = 0, stop = 0, loaded = 0, shutdown_s = -1;
     int64_t deadline = 0;
     uint64_t gen = 0, seen_gen = 0;
     memset(&ps, 0, sizeof ps);
@@ -641,6 +662,7 @@ static void *pod_main(void *arg)
         w->json = NULL;
         gone = w->gone;
         stop = w->stop;
+        shutdown_s = n->shutdown_s;
         gen = n->plugin_gen;
         pthread_mutex_unlock(&n->mu);
         /* A plugin (re-)registered: a waiting prepare retries now. */
@@ -648,8 +670,11 @@ static void *pod_main(void *arg)
             seen_gen = gen;
             ps.prep_retry_ns = 0;
         }
-        if (stop)
+        if (stop) {
+            if (shutdown_s >= 0 && ps.pod)
+                shutdown_containers(&ps, shutdown_s);
             break;
+        }
         if (json && take_pod(&ps, json) != DRA_OK && !ps.pod)
             break;
         if (!loaded) {

@@ -449,6 +449,11 @@ static int spawn_shim(dra_node_runtime *rt, const char *dir, int sync_fd)
         return -1;
     pid = fork();
     if (pid == 0) {
+        sigset_t none;
+        /* drad blocks SIGTERM and SIGINT in every thread to take them
+         * with sigwait; the mask survives exec. */
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         setsid();
         /* The standard streams first: |nul| may be 3, |sync_fd| is not
          * below 3 since ours are open. */

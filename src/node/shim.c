@@ -181,6 +181,23 @@ static void hook_state(const char *id, const char *dir, const char *status, int 
     dra_arena_fini(&a);
 }
 
+/* What a process started from here inherits is what a container's
+ * process gets from a runtime: default dispositions and an empty signal
+ * mask (we ignore SIGPIPE, SIGHUP and SIGINT, and the agent may block
+ * signals in its threads; both would survive exec). Async-signal-safe. */
+static void default_signals(void)
+{
+    struct sigaction sa;
+    sigset_t none;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            sigaction(sig, &sa, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /* Runs one hook object: path, args (args[0] is argv[0]), env, timeout;
  * |state| on its stdin, its output appended to |outfd|. 0 when it
  * exited 0; -1 with the reason in |err|. */
@@ -212,6 +229,7 @@ static int hook_run(const dra_doc *h, int exec_fd, const char *state, int outfd,
         return node_errf(err, size, "fork: %s", strerror(errno)), -1;
     }
     if (pid == 0) {
+        default_signals();
         dup2(in[0], 0);
         dup2(outfd, 1);
         dup2(outfd, 2);
@@ -322,6 +340,7 @@ int node_shim_init(int argc, char **argv)
         close_range(3, (unsigned)errfd - 1, 0);
     close_range((unsigned)errfd + 1, ~0u, 0);
     fcntl(errfd, F_SETFD, FD_CLOEXEC);
+    default_signals();
     execvp(argv[i], argv + i);
     if (errno == ENOENT && !strchr(argv[i], '/'))
         say(errfd, "exec: \"%s\": executable file not found in $PATH", argv[i]);
@@ -586,6 +605,7 @@ static int spawn_bwrap(run *r, char **argv)
     if (r->bwrap == 0) {
         int keep[] = {r->info[1], r->block[0], r->status[1], r->exec[1], r->cfgfd};
         int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        default_signals();
         dup2(nul, 0);
         dup2(r->out[1], 1);
         dup2(r->errp[1], 2);
