@@ -8,6 +8,7 @@
 
 #include "dra/apiserver.h"
 #include "dra/store.h"
+#include "nodes.h"
 
 /* What the controllers may use; all borrowed for drad's life. */
 typedef struct drad_ctx {
@@ -16,6 +17,7 @@ typedef struct drad_ctx {
     dra_apiserver *srv;
     const char *server_url; /* https://127.0.0.1:PORT */
     const char *kubeconfig; /* the file drad wrote */
+    const drad_node_flags *node_flags; /* which nodes to run (nodes.h) */
 } drad_ctx;
 
 typedef struct drad_controllers drad_controllers;

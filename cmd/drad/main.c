@@ -1,6 +1,7 @@
 /*
  * main.c: drad, the single-machine Kubernetes-compatible control plane.
- * `drad [--data-dir DIR] [--listen HOST:PORT]` creates (or reuses) its
+ * `drad [--data-dir DIR] [--listen HOST:PORT]` (plus the node flags of
+ * nodes.h) creates (or reuses) its
  * data directory: the SQLite store, the CA and certificates, the token
  * and a kubeconfig; serves HTTPS; prints one line naming the kubeconfig
  * once ready; and stops cleanly on SIGTERM or SIGINT.
@@ -24,6 +25,7 @@ typedef struct opts {
     char data_dir[3072];
     char host[256];
     int port;
+    drad_node_flags nodes;
 } opts;
 
 static void usage(FILE *f)
@@ -34,6 +36,7 @@ static void usage(FILE *f)
           "  --listen HOST:PORT address to serve HTTPS on (default "
           "127.0.0.1:6443; port 0 picks a free one)\n",
           f);
+    drad_node_flags_usage(f);
 }
 
 static int parse_listen(const char *s, opts *o)
@@ -65,6 +68,8 @@ static int parse_listen(const char *s, opts *o)
 static int parse_args(int argc, char **argv, opts *o)
 {
     const char *home = getenv("HOME"), *xdg = getenv("XDG_DATA_HOME");
+    int k;
+    memset(&o->nodes, 0, sizeof o->nodes);
     snprintf(o->host, sizeof o->host, "127.0.0.1");
     o->port = 6443;
     if (xdg && *xdg)
@@ -89,6 +94,10 @@ static int parse_args(int argc, char **argv, opts *o)
         } else if (!strncmp(a, "--listen=", 9)) {
             if (parse_listen(a + 9, o))
                 return fprintf(stderr, "drad: --listen wants HOST:PORT, not %s\n", a + 9), -1;
+        } else if ((k = drad_node_flag(&o->nodes, argc, argv, i)) != 0) {
+            if (k < 0)
+                return -1;
+            i += k - 1;
         } else {
             fprintf(stderr, "drad: unknown argument %s\n", a);
             usage(stderr);
@@ -175,6 +184,8 @@ static int start(const opts *o, state *st, char *url, size_t ucap, char *kc,
         return fail(st, "credentials", e, d);
     memset(&ao, 0, sizeof ao);
     ao.store = st->store;
+    /* Bound pods end through their node's agent, as with a kubelet. */
+    ao.graceful_pods = drad_node_flags_any(&o->nodes);
     if ((e = dra_apiserver_new(&ao, NULL, &st->srv, d)))
         return fail(st, "starting the API server", e, d);
     memset(&ho, 0, sizeof ho);
@@ -242,6 +253,7 @@ int main(int argc, char **argv)
     ctx.srv = st.srv;
     ctx.server_url = url;
     ctx.kubeconfig = kc;
+    ctx.node_flags = &o.nodes;
     if ((e = drad_controllers_start(&ctx, &st.ctl, &d)))
         return fail(&st, "starting controllers", e, &d);
     printf("drad: serving %s; kubeconfig: %s\n", url, kc);
