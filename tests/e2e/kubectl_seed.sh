@@ -49,6 +49,16 @@ norm() {
     sed -E 's/ +/ /g; s/ +$//; s/(^| )[0-9]+(s|m|m[0-9]+s|h|h[0-9]+m)( |$)/\1<age>\3/g; s/(^| )[0-9]+(s|m|m[0-9]+s|h|h[0-9]+m)( |$)/\1<age>\3/g' "$E2E_OUT"
 }
 jqe() { jq -e "$@" >/dev/null; }
+# The first three lines of the output (the rc is not looked at).
+first3_is() { [ "$(head -n 3 "$E2E_OUT")" = "$1" ]; }
+# A second apply of the seed pod. kube-apiserver's DefaultTolerationSeconds
+# admission added the not-ready/unreachable tolerations at create; the
+# tolerations list is atomic, so kubectl's three-way diff sends the
+# manifest's one toleration back, and ValidatePodUpdate allows only
+# additions to existing tolerations: kube answers 422, kubectl exits 1.
+pod_reapply_refused() {
+    [ "$RC" = 1 ] && [ "$(sed -n '4,$p' "$E2E_OUT")" = 'The Pod "gpu-test-pod" is invalid: spec.tolerations: Forbidden: existing toleration can not be modified except its tolerationSeconds' ]
+}
 out_is() { [ "$RC" = 0 ] && [ "$(cat "$E2E_OUT")" = "$1" ]; }
 norm_is() { [ "$RC" = 0 ] && [ "$(norm)" = "$1" ]; }
 has() { grep -Eq -- "$1" "$E2E_OUT"; }
@@ -139,12 +149,13 @@ resourceclaimtemplate.resource.k8s.io/single-gpu created
 pod/gpu-test-pod created"
     # seed.yaml holds the same four objects. The template's request gets
     # allocationMode and count defaulted by the server, a list kubectl
-    # compares whole: kube-apiserver gives the same "configured".
+    # compares whole: kube-apiserver gives the same "configured". The pod
+    # is refused as kube refuses it (see pod_reapply_refused).
     kc apply -f "$src/examples/seed.yaml"
-    check "$(c apply-seed-again)" out_is "resourceslice.resource.k8s.io/gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p unchanged
+    check "$(c apply-seed-again)" first3_is "resourceslice.resource.k8s.io/gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p unchanged
 deviceclass.resource.k8s.io/gpu.nvidia.com unchanged
-resourceclaimtemplate.resource.k8s.io/single-gpu configured
-pod/gpu-test-pod unchanged"
+resourceclaimtemplate.resource.k8s.io/single-gpu configured"
+    check "$(c apply-seed-again-pod)" pod_reapply_refused
     kc get resourceslice
     check "$(c get-slices)" norm_is "NAME NODE DRIVER POOL AGE
 gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p gb200-pod2-f06-node05 gpu.nvidia.com gb200-pod2-f06-node05 <age>"
@@ -265,6 +276,16 @@ spec:
       deviceClassName: $CLASS
       allocationMode: ExactCount
       count: 1
+EOF
+    cat >"$T/pod-plain.yaml" <<EOF
+apiVersion: v1
+kind: Pod
+metadata:
+  name: plain-pod
+spec:
+  containers:
+  - name: ctr
+    image: busybox:1.36
 EOF
     # A pod that uses claim-a: the claim is reserved for it.
     cat >"$T/claim-pod.yaml" <<EOF
@@ -400,10 +421,19 @@ deviceclass.resource.k8s.io/$CLASS created
 resourceclaimtemplate.resource.k8s.io/single-gpu created
 pod/gpu-test-pod created"
     kc apply -f "$T/seed.yaml"
-    check "$(c apply-again)" out_is "resourceslice.resource.k8s.io/$SLICE unchanged
+    check "$(c apply-again)" first3_is "resourceslice.resource.k8s.io/$SLICE unchanged
 deviceclass.resource.k8s.io/$CLASS unchanged
-resourceclaimtemplate.resource.k8s.io/single-gpu configured
-pod/gpu-test-pod unchanged"
+resourceclaimtemplate.resource.k8s.io/single-gpu configured"
+    check "$(c apply-again-pod)" pod_reapply_refused
+    # A pod without tolerations of its own re-applies unchanged.
+    kc apply -f "$T/pod-plain.yaml"
+    check "$(c apply-pod)" out_is "pod/plain-pod created"
+    kc apply -f "$T/pod-plain.yaml"
+    check "$(c apply-pod-again)" out_is "pod/plain-pod unchanged"
+    kc get pod plain-pod -o 'jsonpath={.spec.tolerations[*].key} {.spec.containers[0].terminationMessagePath} {.spec.schedulerName}'
+    check "$(c pod-defaults)" out_is "node.kubernetes.io/not-ready node.kubernetes.io/unreachable /dev/termination-log default-scheduler"
+    kc delete pod plain-pod
+    check "$(c delete-pod)" out_is 'pod "plain-pod" deleted'
     # drad's resourceclaim controller makes the pod's claim from the template.
     local i
     for i in $(seq 100); do
@@ -514,6 +544,12 @@ claim-a pending <age> e2e=yes"
     check "$(c patch-pod)" out_is "pod/gpu-test-pod patched"
     kc get pod gpu-test-pod -o 'jsonpath={.spec.containers[*].name} {.spec.containers[0].image} {.spec.containers[0].command}'
     check "$(c patch-pod-kept)" out_is 'ctr ubuntu:24.04 ["bash","-c"]'
+    # Anything but images, activeDeadlineSeconds and added tolerations is
+    # immutable in a pod's spec (kube's ValidatePodUpdate).
+    kc patch pod gpu-test-pod --type=merge -p '{"spec":{"restartPolicy":"Always"}}'
+    check "$(c patch-pod-immutable)" rc_has 1 '^The Pod "gpu-test-pod" is invalid: spec: Forbidden: pod updates may not change fields other than '
+    kc patch pod gpu-test-pod --type=json -p '[{"op":"add","path":"/spec/tolerations/-","value":{"key":"e2e","operator":"Exists","effect":"NoSchedule"}}]'
+    check "$(c patch-pod-toleration-added)" out_is "pod/gpu-test-pod patched"
     EDITOR=$editor kc edit resourceclaim claim-a
     check "$(c edit)" out_is "resourceclaim.resource.k8s.io/claim-a edited"
     kc get resourceclaim claim-a -o 'jsonpath={.metadata.annotations.note}'
