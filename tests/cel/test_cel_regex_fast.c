@@ -205,17 +205,21 @@ static void eval(dra_cel_env *env, dra_cel_vm *vm, const dra_cel_prepared *pd, c
     dra_diag_fini(&d);
 }
 
-static int fast_matches_plain(const dra_cel_device *dev, const char *expr, uint64_t limit,
+/* The fast and the plain environment for one cost limit, made once. */
+typedef struct envs {
+    uint64_t limit;
+    dra_cel_env *fast, *plain;
+} envs;
+
+static int fast_matches_plain(const dra_cel_device *dev, const char *expr, const envs *e,
                               dra_cel_vm *vm)
 {
     dra_cel_prepared *pd = NULL;
-    dra_cel_options fo = {.cost_limit = limit}, po = {.cost_limit = limit, .plain_code = 1};
-    dra_cel_env *fast = NULL, *plain = NULL;
+    dra_cel_env *fast = e->fast, *plain = e->plain;
+    uint64_t limit = e->limit;
     outcome a, b;
     int differ;
     assert_int_equal(dra_cel_device_prepare(NULL, dev, &pd), DRA_OK);
-    assert_int_equal(dra_cel_env_new_dra(NULL, &fo, &fast), DRA_OK);
-    assert_int_equal(dra_cel_env_new_dra(NULL, &po, &plain), DRA_OK);
     eval(fast, vm, pd, expr, &a);
     eval(plain, vm, pd, expr, &b);
     differ = a.rc != b.rc || a.result != b.result || a.cost != b.cost || strcmp(a.msg, b.msg);
@@ -225,13 +229,11 @@ static int fast_matches_plain(const dra_cel_device *dev, const char *expr, uint6
                     (unsigned long long)limit, expr, dra_errname(a.rc), a.result,
                     (unsigned long long)a.cost, a.msg, dra_errname(b.rc), b.result,
                     (unsigned long long)b.cost, b.msg);
-    dra_cel_env_free(fast);
-    dra_cel_env_free(plain);
     dra_cel_prepared_free(pd);
     return differ;
 }
 
-static int check_dev_match(rng *r, uint64_t limit, dra_cel_vm *vm)
+static int check_dev_match(rng *r, const envs *e, dra_cel_vm *vm)
 {
     static const char *const doms[] = {"resource.kubernetes.io", "gpu.nvidia.com", "missing.io"};
     static const char *const ids[] = {"pciBusID", "uuid", "index", "missing"};
@@ -277,20 +279,33 @@ static int check_dev_match(rng *r, uint64_t limit, dra_cel_vm *vm)
             o += (size_t)snprintf(expr + o, sizeof expr - o, "device.attributes['%s'].%s"
                                   ".matches('%s')", dom, id, pats[next(r, 13)]);
     }
-    return fast_matches_plain(&dev, expr, limit, vm);
+    return fast_matches_plain(&dev, expr, e, vm);
 }
 
 static void test_dev_match_matches_plain(void **state)
 {
     static const uint64_t limits[] = {0, 0, 0, 2, 4, 5, 6, 9, 12};
+    enum { NL = sizeof limits / sizeof limits[0] };
+    envs e[NL];
     dra_cel_vm *vm = NULL;
     rng r = {21};
     int bad = 0;
     (void)state;
+    for (size_t i = 0; i < NL; i++) {
+        dra_cel_options fo = {.cost_limit = limits[i]};
+        dra_cel_options po = {.cost_limit = limits[i], .plain_code = 1};
+        e[i].limit = limits[i];
+        assert_int_equal(dra_cel_env_new_dra(NULL, &fo, &e[i].fast), DRA_OK);
+        assert_int_equal(dra_cel_env_new_dra(NULL, &po, &e[i].plain), DRA_OK);
+    }
     assert_int_equal(dra_cel_vm_new(NULL, &vm), DRA_OK);
     for (int i = 0; i < 6000 && bad < 10; i++)
-        bad += check_dev_match(&r, limits[next(&r, sizeof limits / sizeof limits[0])], vm);
+        bad += check_dev_match(&r, &e[next(&r, NL)], vm);
     dra_cel_vm_free(vm);
+    for (size_t i = 0; i < NL; i++) {
+        dra_cel_env_free(e[i].fast);
+        dra_cel_env_free(e[i].plain);
+    }
     assert_int_equal(bad, 0);
 }
 
