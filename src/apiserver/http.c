@@ -368,6 +368,60 @@ static int is_write(const char *m)
            !strcmp(m, "DELETE");
 }
 
+static enum MHD_Result too_large(dra_apiserver_http *h, struct MHD_Connection *c)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "Request entity too large: limit is %zu",
+             h->srv->opts.max_body);
+    return status_answer(c, 413, "RequestEntityTooLarge", msg);
+}
+
+/* The first call for a request: headers only. Authenticates and checks
+ * Content-Length; either may answer at once. */
+static enum MHD_Result on_headers(dra_apiserver_http *h, struct MHD_Connection *c,
+                                  void **con_cls)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    conn *cs = dra_calloc(h->srv->mem, 1, sizeof *cs);
+    if (!cs)
+        return MHD_NO;
+    cs->h = h;
+    cs->c = c;
+    dra_buf_init(&cs->body, h->srv->mem);
+    dra_buf_init(&cs->query, h->srv->mem);
+    *con_cls = cs;
+    cs->user = authenticate(h, c);
+    if (!cs->user) {
+        cs->answered = 1;
+        return status_answer(c, 401, "Unauthorized", "Unauthorized");
+    }
+    if (cl && strtoull(cl, NULL, 10) > h->srv->opts.max_body) {
+        cs->answered = 1;
+        return too_large(h, c);
+    }
+    return MHD_YES;
+}
+
+/* A write waits for its group commit: hand it to a worker with the
+ * connection suspended, so the pool threads keep serving. */
+static enum MHD_Result to_worker(dra_apiserver_http *h, conn *cs)
+{
+    job *j = dra_calloc(h->srv->mem, 1, sizeof *j);
+    if (!j)
+        return MHD_NO;
+    j->cs = cs;
+    MHD_suspend_connection(cs->c);
+    pthread_mutex_lock(&h->lock);
+    if (h->tail)
+        h->tail->next = j;
+    else
+        h->head = j;
+    h->tail = j;
+    pthread_cond_signal(&h->cv);
+    pthread_mutex_unlock(&h->lock);
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -376,30 +430,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     dra_apiserver_http *h = cls;
     conn *cs = *con_cls;
     (void)version;
-    if (!cs) {
-        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        cs = dra_calloc(h->srv->mem, 1, sizeof *cs);
-        if (!cs)
-            return MHD_NO;
-        cs->h = h;
-        cs->c = c;
-        dra_buf_init(&cs->body, h->srv->mem);
-        dra_buf_init(&cs->query, h->srv->mem);
-        *con_cls = cs;
-        cs->user = authenticate(h, c);
-        if (!cs->user) {
-            cs->answered = 1;
-            return status_answer(c, 401, "Unauthorized", "Unauthorized");
-        }
-        if (cl && strtoull(cl, NULL, 10) > h->srv->opts.max_body) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "Request entity too large: limit is %zu",
-                     h->srv->opts.max_body);
-            cs->answered = 1;
-            return status_answer(c, 413, "RequestEntityTooLarge", msg);
-        }
-        return MHD_YES;
-    }
+    if (!cs)
+        return on_headers(h, c, con_cls);
     if (*upload_size) {
         if (!cs->answered && !cs->too_large) {
             if (cs->body.len + *upload_size > h->srv->opts.max_body)
@@ -413,12 +445,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     if (cs->answered)
         return MHD_YES;
     cs->answered = 1;
-    if (cs->too_large) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "Request entity too large: limit is %zu",
-                 h->srv->opts.max_body);
-        return status_answer(c, 413, "RequestEntityTooLarge", msg);
-    }
+    if (cs->too_large)
+        return too_large(h, c);
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, add_query, &cs->query);
     cs->method = dra_strdup(h->srv->mem, method);
     cs->path = dra_strdup(h->srv->mem, url);
@@ -426,22 +454,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     cs->ctype = dup_header(h->srv->mem, c, "Content-Type");
     if (!cs->method || !cs->path || cs->query.oom)
         return MHD_NO;
-    if (is_write(method) && h->nworkers) {
-        job *j = dra_calloc(h->srv->mem, 1, sizeof *j);
-        if (!j)
-            return MHD_NO;
-        j->cs = cs;
-        MHD_suspend_connection(c);
-        pthread_mutex_lock(&h->lock);
-        if (h->tail)
-            h->tail->next = j;
-        else
-            h->head = j;
-        h->tail = j;
-        pthread_cond_signal(&h->cv);
-        pthread_mutex_unlock(&h->lock);
-        return MHD_YES;
-    }
+    if (is_write(method) && h->nworkers)
+        return to_worker(h, cs);
     return answer(cs);
 }
 
@@ -503,6 +517,37 @@ static void stop_workers(dra_apiserver_http *h)
     h->nworkers = 0;
 }
 
+static struct MHD_Daemon *start_daemon(dra_apiserver_http *h,
+                                       const dra_apiserver_http_opts *opts,
+                                       struct sockaddr_storage *ss, int v6)
+{
+    int threads = opts->threads > 0 ? opts->threads : 2;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TLS | (v6 ? MHD_USE_IPv6 : 0);
+    /* MHD_OPTION_HTTPS_MEM_TRUST makes the handshake ask for a client
+     * certificate, which authenticate() then verifies. */
+    return MHD_start_daemon(
+        flags, (uint16_t)opts->port, NULL, NULL, on_request, h,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)ss,
+        MHD_OPTION_HTTPS_MEM_KEY, opts->creds->server_key,
+        MHD_OPTION_HTTPS_MEM_CERT, opts->creds->server_cert,
+        MHD_OPTION_HTTPS_MEM_TRUST, opts->creds->ca_cert,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+        MHD_OPTION_END);
+}
+
+static void http_free(dra_apiserver_http *h)
+{
+    pthread_mutex_destroy(&h->lock);
+    pthread_cond_destroy(&h->cv);
+    pthread_cond_destroy(&h->idle);
+    dra_free(h->srv->mem, h);
+}
+
 dra_err dra_apiserver_http_start(dra_apiserver *srv,
                                  const dra_apiserver_http_opts *opts,
                                  dra_apiserver_http **out, dra_diag *d)
@@ -510,8 +555,7 @@ dra_err dra_apiserver_http_start(dra_apiserver *srv,
     dra_apiserver_http *h;
     struct sockaddr_storage ss;
     const union MHD_DaemonInfo *di;
-    int v6, threads, workers;
-    unsigned flags;
+    int v6, workers;
     *out = NULL;
     if (!opts || !opts->creds || !opts->creds->server_cert || !opts->creds->token)
         return DRA_EINVAL;
@@ -528,48 +572,27 @@ dra_err dra_apiserver_http_start(dra_apiserver *srv,
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->cv, NULL);
     pthread_cond_init(&h->idle, NULL);
-    threads = opts->threads > 0 ? opts->threads : 2;
     workers = opts->workers > 0 ? opts->workers : 64;
     h->workers = dra_calloc(srv->mem, (size_t)workers, sizeof *h->workers);
-    if (!h->workers)
-        goto oom;
+    if (!h->workers) {
+        http_free(h);
+        return DRA_ENOMEM;
+    }
     for (; h->nworkers < workers; h->nworkers++)
         if (pthread_create(&h->workers[h->nworkers], NULL, worker_main, h))
             break;
-    flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-            MHD_USE_TLS | (v6 ? MHD_USE_IPv6 : 0);
-    h->d = MHD_start_daemon(
-        flags, (uint16_t)opts->port, NULL, NULL, on_request, h,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-        MHD_OPTION_HTTPS_MEM_KEY, opts->creds->server_key,
-        MHD_OPTION_HTTPS_MEM_CERT, opts->creds->server_cert,
-        MHD_OPTION_HTTPS_MEM_TRUST, opts->creds->ca_cert,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)threads,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)20000,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
-        MHD_OPTION_END);
+    h->d = start_daemon(h, opts, &ss, v6);
     if (!h->d) {
         dra_diag_add(d, "", 0, 0, "cannot serve HTTPS on port %d (address in use, "
                                   "or TLS setup failed)", opts->port);
         stop_workers(h);
-        pthread_mutex_destroy(&h->lock);
-        pthread_cond_destroy(&h->cv);
-        pthread_cond_destroy(&h->idle);
-        dra_free(srv->mem, h);
+        http_free(h);
         return DRA_EIO;
     }
     di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
     h->port = di ? di->port : opts->port;
     *out = h;
     return DRA_OK;
-oom:
-    pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->cv);
-    pthread_cond_destroy(&h->idle);
-    dra_free(srv->mem, h);
-    return DRA_ENOMEM;
 }
 
 int dra_apiserver_http_port(const dra_apiserver_http *h)
@@ -614,8 +637,5 @@ void dra_apiserver_http_stop(dra_apiserver_http *h)
     }
     pthread_mutex_unlock(&h->lock);
     MHD_stop_daemon(h->d);
-    pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->cv);
-    pthread_cond_destroy(&h->idle);
-    dra_free(h->srv->mem, h);
+    http_free(h);
 }

@@ -945,64 +945,65 @@ static size_t res_index(dra_store *s, sres *r)
     return k;
 }
 
-/* One compaction step: drops up to compact_step of the oldest events,
- * or until the history is back to 90% of its budget. Returns 1 when a
- * step was taken. Runs on the writer thread (or with it stopped). */
-static int compact_step(dra_store *s)
-{
-    size_t nres, *skip, dropped = 0, freed = 0, nc = 0;
+/* A compaction step's plan: drop every event up to |upto|; resource
+ * ids[i] then starts after crv[i]. */
+typedef struct cplan {
+    size_t *skip; /* per live resource (resmap order): events dropped */
     int64_t *ids;
-    uint64_t *crv, upto = 0, t0;
-    char msg[192];
-    int took = 0;
-    pthread_rwlock_rdlock(&s->lock);
-    if (!over_budget(s, 1, 1)) {
-        pthread_rwlock_unlock(&s->lock);
-        return 0;
-    }
-    nres = s->resmap.live;
-    skip = dra_calloc(s->mem, nres + 1, sizeof *skip);
-    ids = dra_calloc(s->mem, nres + 1, sizeof *ids);
-    crv = dra_calloc(s->mem, nres + 1, sizeof *crv);
-    if (!skip || !ids || !crv)
-        goto out;
-    while (dropped < s->opts.compact_step) {
-        sres *r = oldest(s, skip);
-        size_t k;
+    uint64_t *crv;
+    size_t nc, dropped;
+    uint64_t upto;
+} cplan;
+
+static void cplan_fini(dra_store *s, cplan *p)
+{
+    dra_free(s->mem, p->skip);
+    dra_free(s->mem, p->ids);
+    dra_free(s->mem, p->crv);
+}
+
+/* Picks the oldest events, across resources, until the history is back
+ * to 90% of its budget or compact_step events are chosen. The read lock
+ * is held. DRA_OK (p->dropped may be 0) or DRA_ENOMEM. */
+static dra_err compact_plan(dra_store *s, cplan *p)
+{
+    size_t nres = s->resmap.live, freed = 0;
+    memset(p, 0, sizeof *p);
+    p->skip = dra_calloc(s->mem, nres + 1, sizeof *p->skip);
+    p->ids = dra_calloc(s->mem, nres + 1, sizeof *p->ids);
+    p->crv = dra_calloc(s->mem, nres + 1, sizeof *p->crv);
+    if (!p->skip || !p->ids || !p->crv)
+        return DRA_ENOMEM;
+    while (p->dropped < s->opts.compact_step) {
+        sres *r = oldest(s, p->skip);
         sevent *ev;
         if (!r)
             break;
-        k = res_index(s, r);
-        ev = ring_at(r, skip[k]++);
-        upto = ev->rv;
+        ev = ring_at(r, p->skip[res_index(s, r)]++);
+        p->upto = ev->rv;
         if (ev->counted)
             freed += ev->obj->pub.len;
-        dropped++;
+        p->dropped++;
         if (s->hist_bytes - freed <= hist_budget(s) / 10 * 9 &&
-            (s->hist_events - dropped) * 10 <= s->opts.history_max_events * 9)
+            (s->hist_events - p->dropped) * 10 <= s->opts.history_max_events * 9)
             break;
     }
     for (size_t i = 0, k = 0; i < s->resmap.n; i++) {
         sres *r = s->resmap.entries[i].val;
         if (!s->resmap.entries[i].key)
             continue;
-        if (skip[k] && r->id) {
-            ids[nc] = r->id;
-            crv[nc++] = ring_at(r, skip[k] - 1)->rv;
+        if (p->skip[k] && r->id) {
+            p->ids[p->nc] = r->id;
+            p->crv[p->nc++] = ring_at(r, p->skip[k] - 1)->rv;
         }
         k++;
     }
-    pthread_rwlock_unlock(&s->lock);
-    if (!dropped)
-        goto freeout;
-    pthread_mutex_lock(&s->dblock);
-    t0 = now_us();
-    if (sdb_compact(s->db, upto, ids, crv, nc, msg, sizeof msg)) {
-        pthread_mutex_unlock(&s->dblock);
-        goto freeout; /* retried at the next step; history stays */
-    }
-    t0 = now_us() - t0;
-    pthread_rwlock_wrlock(&s->lock);
+    return DRA_OK;
+}
+
+/* Drops the events up to |upto| from memory (the write lock is held). */
+static void compact_apply(dra_store *s, uint64_t upto)
+{
     for (size_t i = 0; i < s->resmap.n; i++) {
         sres *r = s->resmap.entries[i].val;
         if (!s->resmap.entries[i].key)
@@ -1019,21 +1020,49 @@ static int compact_step(dra_store *s)
             r->n--;
         }
     }
+}
+
+/* One compaction step: the plan under the read lock, the database
+ * transaction under the database lock only (readers go on), then the
+ * memory under a short write lock. Returns 1 when a step was taken. Runs
+ * on the writer thread, or from dra_store_compact. */
+static int compact_step(dra_store *s)
+{
+    cplan p;
+    uint64_t t0;
+    char msg[192];
+    dra_err e;
+    pthread_rwlock_rdlock(&s->lock);
+    if (!over_budget(s, 1, 1)) {
+        pthread_rwlock_unlock(&s->lock);
+        return 0;
+    }
+    e = compact_plan(s, &p);
+    pthread_rwlock_unlock(&s->lock);
+    if (e || !p.dropped) {
+        cplan_fini(s, &p);
+        return 0;
+    }
+    pthread_mutex_lock(&s->dblock);
+    t0 = now_us();
+    if (sdb_compact(s->db, p.upto, p.ids, p.crv, p.nc, msg, sizeof msg)) {
+        /* Retried at the next step; the history stays meanwhile. */
+        pthread_mutex_unlock(&s->dblock);
+        cplan_fini(s, &p);
+        return 0;
+    }
+    t0 = now_us() - t0;
+    pthread_rwlock_wrlock(&s->lock);
+    compact_apply(s, p.upto);
     s->compactions++;
     if (t0 > s->compact_max_us)
         s->compact_max_us = t0;
     pthread_rwlock_unlock(&s->lock);
-    sdb_vacuum_step(s->db, 64);
+    /* Best effort: a failed vacuum step only leaves free pages for later. */
+    (void)sdb_vacuum_step(s->db, 64);
     pthread_mutex_unlock(&s->dblock);
-    took = 1;
-    goto freeout;
-out:
-    pthread_rwlock_unlock(&s->lock);
-freeout:
-    dra_free(s->mem, skip);
-    dra_free(s->mem, ids);
-    dra_free(s->mem, crv);
-    return took;
+    cplan_fini(s, &p);
+    return 1;
 }
 
 static int compact_needed(dra_store *s)
