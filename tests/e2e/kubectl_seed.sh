@@ -29,7 +29,9 @@ else
 fi
 [ ${#KUBECTLS[@]} -gt 0 ] || e2e_skip "no kubectl installed"
 command -v jq >/dev/null || e2e_skip "jq missing"
-e2e_start_drad "$drad"
+# The API server and its controllers, no simulated nodes: nothing runs
+# the pods, so what the checks see stays put.
+e2e_start_drad "$drad" --nodes none
 BASE_KC=$KUBECONFIG
 
 # kc ARGS...: the current kubectl; output (stdout and stderr) in $E2E_OUT,
@@ -141,10 +143,18 @@ examples_as_is() {
     mkdir -p "$T"
     E2E_OUT=$T/out
     export KUBECONFIG=$BASE_KC
+    # drad installs the GPU chart's DeviceClasses at start (also with
+    # --nodes none), so the example's class is applied over one that
+    # kubectl apply did not create: kubectl warns and patches.
+    kc get deviceclasses -o name
+    check "$(c chart-classes)" out_is "deviceclass.resource.k8s.io/gpu.nvidia.com
+deviceclass.resource.k8s.io/mig.nvidia.com
+deviceclass.resource.k8s.io/vfio.gpu.nvidia.com"
     kc apply -f "$src/examples/resourceslice-gb200.yaml" -f "$src/examples/deviceclass-gpu.yaml" \
         -f "$src/examples/resourceclaimtemplate-single-gpu.yaml" -f "$src/examples/pod-gpu-test.yaml"
     check "$(c apply-files)" out_is "resourceslice.resource.k8s.io/gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p created
-deviceclass.resource.k8s.io/gpu.nvidia.com created
+Warning: resource deviceclasses/gpu.nvidia.com is missing the kubectl.kubernetes.io/last-applied-configuration annotation which is required by kubectl apply. kubectl apply should only be used on resources created declaratively by either kubectl create --save-config or kubectl apply. The missing annotation will be patched automatically.
+deviceclass.resource.k8s.io/gpu.nvidia.com configured
 resourceclaimtemplate.resource.k8s.io/single-gpu created
 pod/gpu-test-pod created"
     # seed.yaml holds the same four objects. The template's request gets
@@ -159,8 +169,8 @@ resourceclaimtemplate.resource.k8s.io/single-gpu configured"
     kc get resourceslice
     check "$(c get-slices)" norm_is "NAME NODE DRIVER POOL AGE
 gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p gb200-pod2-f06-node05 gpu.nvidia.com gb200-pod2-f06-node05 <age>"
-    kc get deviceclass
-    check "$(c get-classes)" norm_is "NAME AGE
+    kc get deviceclass gpu.nvidia.com
+    check "$(c get-class)" norm_is "NAME AGE
 gpu.nvidia.com <age>"
     kc delete -f "$src/examples/seed.yaml"
     check "$(c delete-f)" out_is 'resourceslice.resource.k8s.io "gb200-pod2-f06-node05-gpu.nvidia.com-7xk2p" deleted

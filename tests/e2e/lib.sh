@@ -33,7 +33,9 @@ e2e_cleanup() {
 
 # e2e_init NAME: temporary directory, trap, the known-failure list.
 e2e_init() {
-    E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/dra-e2e-$1.XXXXXX")
+    # Short: drad's simulated nodes put unix sockets (107 bytes at most)
+    # under the data directory.
+    E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/e2e$1.XXXXXX")
     trap e2e_cleanup EXIT
     trap 'exit 130' INT TERM
     local line
@@ -109,15 +111,18 @@ e2e_finish() {
     [ "$E2E_FAIL" -eq 0 ]
 }
 
-# e2e_start_drad DRAD: drad --listen 127.0.0.1:0 in $E2E_TMP/data, through
+# e2e_start_drad DRAD [ARGS...]: drad --listen 127.0.0.1:0 in $E2E_TMP/d
+# with ARGS (such as --nodes none), through
 # $DRA_TEST_LAUNCHER when set (valgrind in that build mode: the launcher
 # execs drad in the same process, so the pid is drad's and its exit status
 # carries valgrind's verdict); waits for its one ready line, then sets
 # E2E_URL, E2E_DATA, E2E_TOKEN and exports KUBECONFIG.
 e2e_start_drad() {
-    E2E_DATA=$E2E_TMP/data
+    local bin=$1
+    shift
+    E2E_DATA=$E2E_TMP/d
     # shellcheck disable=SC2086
-    ${DRA_TEST_LAUNCHER:-} "$1" --data-dir "$E2E_DATA" --listen 127.0.0.1:0 \
+    ${DRA_TEST_LAUNCHER:-} "$bin" --data-dir "$E2E_DATA" --listen 127.0.0.1:0 "$@" \
         >"$E2E_TMP/drad.out" 2>"$E2E_TMP/drad.err" &
     E2E_DRAD_PID=$!
     local i=0 lim=600
