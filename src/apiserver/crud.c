@@ -7,10 +7,12 @@
  * Reads come from the store's memory; every write goes through
  * api_prepare (write.c) and one store write with a precondition.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "apiserver_int.h"
 #include "convert.h"
@@ -334,6 +336,18 @@ static dra_err put_item(api_req *r, dra_buf *b, const dra_store_obj *o,
     return e;
 }
 
+dra_err api_snapshot(api_req *r, const api_filter *f, const char *after_ns,
+                     const char *after_name, dra_store_page *pg)
+{
+    const char *name = f->fields ? api_sel_field_exact(f->fields, "metadata.name") : NULL;
+    /* kubectl's by-name watches and delete waits select metadata.name:
+     * in one namespace (or cluster scope) that is a single lookup. */
+    if (name && !after_ns && (!r->res->namespaced || !r->all_ns))
+        return dra_store_list_one(r->srv->store, r->skey, r->ns, name, pg);
+    return dra_store_list(r->srv->store, r->skey, r->all_ns ? NULL : r->ns, after_ns,
+                          after_name, 0, pg, NULL);
+}
+
 dra_err api_list(api_req *r)
 {
     api_filter f;
@@ -353,8 +367,7 @@ dra_err api_list(api_req *r)
     }
     if (cont && *cont && (e = continue_key(r, cont, &ans, &aname)))
         return e == DRA_EINVAL ? DRA_OK : e;
-    if ((e = dra_store_list(r->srv->store, r->skey, r->all_ns ? NULL : r->ns, ans,
-                            aname, 0, &pg, NULL)))
+    if ((e = api_snapshot(r, &f, ans, aname, &pg)))
         return e;
     sel = dra_arena_array(&r->a, pg.n ? pg.n : 1, sizeof *sel);
     if (!sel) {
@@ -500,11 +513,17 @@ static int unchanged(api_req *r, dra_doc *out, const dra_doc *old)
     return dra_doc_equal(out, old);
 }
 
-/* Whether a deleting object has nothing left holding it. */
+/* Whether a deleting object has nothing left holding it: no finalizers
+ * and no grace period running (kube's ShouldDeleteDuringUpdate: a pod in
+ * graceful deletion goes with its kubelet's DELETE of period 0, not with
+ * any update, such as a status write, made meanwhile). */
 static int deletion_done(const api_resource *res, const dra_doc *obj)
 {
-    const dra_doc *sf;
+    const dra_doc *sf, *g;
     if (!api_meta_str(obj, "deletionTimestamp") || api_meta_list(obj, "finalizers"))
+        return 0;
+    g = api_doc_at(api_meta(obj), "deletionGracePeriodSeconds");
+    if (g && g->kind == DRA_DOC_INT && g->u.i > 0)
         return 0;
     if (strcmp(res->resource, "namespaces") || *res->group)
         return 1;
@@ -915,6 +934,53 @@ static dra_err plan_delete(api_req *r, const delopts *o, dra_doc *obj, int *keep
     return DRA_OK;
 }
 
+/* deletionTimestamp - |old_s| + |new_s|, as kube moves the deadline of a
+ * graceful deletion that is shortened; now + |new_s| when the stored
+ * time does not parse. */
+static dra_err move_deadline(api_req *r, dra_doc *meta, int64_t old_s, int64_t new_s)
+{
+    const char *ts = api_doc_str(meta, "deletionTimestamp");
+    struct tm tm;
+    time_t t = time(NULL);
+    char buf[32];
+    memset(&tm, 0, sizeof tm);
+    if (ts && strptime(ts, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        t = timegm(&tm) - (time_t)old_s;
+    t += (time_t)new_s;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return api_doc_set_str(&r->a, meta, "deletionTimestamp", buf);
+}
+
+/* A DELETE of an object already being deleted, as kube's BeforeDelete:
+ * a graceful deletion may only be shortened (to 0: the pod goes now,
+ * its kubelet is done with it, unless finalizers hold it); an object
+ * with no grace period left and no finalizers goes (an earlier removal
+ * did not finish); otherwise the deletion is pending and nothing
+ * changes. Returns 1 when |obj| is to be written (*keep 1: updated, 0:
+ * removed), 0 when nothing changes; *e on failure. */
+static int delete_again(api_req *r, const delopts *o, dra_doc *obj, int *keep, dra_err *e)
+{
+    dra_doc *m = api_meta(obj);
+    const dra_doc *g = api_doc_at(m, "deletionGracePeriodSeconds");
+    int64_t cur = g && g->kind == DRA_DOC_INT ? g->u.i : 0;
+    int held = api_meta_list(obj, "finalizers") != NULL;
+    *e = DRA_OK;
+    if (cur > 0) {
+        if (!o->grace_set || o->grace < 0 || o->grace >= cur)
+            return 0;
+        if ((*e = move_deadline(r, m, cur, o->grace)) ||
+            (*e = api_doc_set_int(&r->a, m, "deletionGracePeriodSeconds", o->grace)))
+            return 0;
+        *keep = o->grace > 0 || held;
+        return 1;
+    }
+    if (held)
+        return 0;
+    *keep = 0;
+    return 1;
+}
+
 static dra_err check_preconditions(api_req *r, const delopts *o, const dra_doc *obj)
 {
     const char *uid = api_meta_str(obj, "uid"), *rv = api_meta_str(obj, "resourceVersion");
@@ -957,13 +1023,18 @@ static dra_err delete_one(api_req *r, const delopts *o, int reply)
             return reply ? DRA_OK : DRA_ECONFLICT;
         }
         if (api_meta_str(obj, "deletionTimestamp")) {
-            e = reply ? api_reply_obj(r, 200, cur) : DRA_OK;
+            if (!delete_again(r, o, obj, &keep, &e)) {
+                if (!e)
+                    e = reply ? api_reply_obj(r, 200, cur) : DRA_OK;
+                dra_store_obj_unref(cur);
+                return e;
+            }
             dra_store_obj_unref(cur);
-            return e;
+        } else {
+            dra_store_obj_unref(cur);
+            if ((e = plan_delete(r, o, obj, &keep)))
+                return e;
         }
-        dra_store_obj_unref(cur);
-        if ((e = plan_delete(r, o, obj, &keep)))
-            return e;
         if (r->dry_run)
             return reply ? api_reply_objdoc(r, 200, obj) : DRA_OK;
         e = api_store_write(r, keep ? DRA_STORE_UPDATE : DRA_STORE_DELETE, obj, crv,
