@@ -128,6 +128,13 @@ dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
                        size_t limit, dra_store_page *out, int *more);
 void dra_store_page_fini(dra_store_page *l); /* zeroed or finished: no-op */
 
+/* The page a list would give when only (|ns|, |name|) can match: that
+ * object alone (or nothing), with the store's version read under the
+ * same lock. For by-name lists and watches, which then skip the scan of
+ * the collection. DRA_OK; DRA_ENOMEM. */
+dra_err dra_store_list_one(dra_store *s, const char *resource, const char *ns,
+                           const char *name, dra_store_page *out);
+
 /* ---- writes -------------------------------------------------------------- */
 
 typedef enum dra_store_op {

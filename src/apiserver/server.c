@@ -65,10 +65,18 @@ static void deadline_in(struct timespec *ts, int ms)
     }
 }
 
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void *bg_main(void *arg)
 {
     dra_apiserver *srv = arg;
-    int since_gc = 0;
+    int64_t last_gc = mono_ms(), since_gc;
+    int pending = 0;
     pthread_mutex_lock(&srv->bglock);
     while (!srv->bg_stop) {
         struct timespec ts;
@@ -84,9 +92,15 @@ static void *bg_main(void *arg)
         srv->bg_kick = 0;
         pthread_mutex_unlock(&srv->bglock);
         api_watch_tick(srv);
-        since_gc += 200;
-        if (kicked || since_gc >= srv->opts.gc_period_ms) {
-            since_gc = 0;
+        since_gc = mono_ms() - last_gc;
+        /* A pass reads every stored object: kicks (deletes) bring it
+         * forward, but not more often than a quarter period. */
+        if (kicked)
+            pending = 1;
+        if ((pending && since_gc >= srv->opts.gc_period_ms / 4) ||
+            since_gc >= srv->opts.gc_period_ms) {
+            last_gc = mono_ms();
+            pending = 0;
             api_gc_pass(srv);
         }
         pthread_mutex_lock(&srv->bglock);
@@ -143,7 +157,7 @@ dra_err dra_apiserver_new(const dra_apiserver_opts *opts, const dra_mem *mem,
     if (!srv->opts.max_body)
         srv->opts.max_body = 3u << 20;
     if (srv->opts.gc_period_ms <= 0)
-        srv->opts.gc_period_ms = 1000;
+        srv->opts.gc_period_ms = 30000;
     if (srv->opts.bookmark_ms <= 0)
         srv->opts.bookmark_ms = 60000;
     pthread_mutex_init(&srv->lock, NULL);

@@ -360,8 +360,7 @@ dra_err api_watch(api_req *r)
         return e == DRA_EINVAL ? DRA_OK : e;
     }
     if (initial) {
-        e = dra_store_list(r->srv->store, s->skey, r->all_ns ? NULL : r->ns, NULL,
-                           NULL, 0, &s->initial, NULL);
+        e = api_snapshot(r, &s->f, NULL, NULL, &s->initial);
         s->initial_pending = 1;
         s->end_bookmark = sie && initial && s->bookmarks;
         if (!e)

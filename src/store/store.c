@@ -623,6 +623,33 @@ dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
     return DRA_OK;
 }
 
+dra_err dra_store_list_one(dra_store *s, const char *resource, const char *ns,
+                           const char *name, dra_store_page *out)
+{
+    char key[KEY_MAX];
+    size_t kl = make_key(key, ns ? ns : "", name ? name : "");
+    sres *r;
+    sentry *e = NULL;
+    memset(out, 0, sizeof *out);
+    out->priv = (void *)s->mem;
+    out->items = dra_calloc(s->mem, 1, sizeof *out->items);
+    if (!out->items)
+        return DRA_ENOMEM;
+    pthread_rwlock_rdlock(&s->lock);
+    out->rv = s->rv;
+    r = kl && resource ? res_find(s, resource) : NULL;
+    if (r)
+        e = dra_map_get(&r->objs, key, kl);
+    if (e) {
+        out->items[0].ns = e->cur->ns;
+        out->items[0].name = e->cur->name;
+        out->items[0].obj = &sval_ref(e->cur)->pub;
+        out->n = 1;
+    }
+    pthread_rwlock_unlock(&s->lock);
+    return DRA_OK;
+}
+
 void dra_store_page_fini(dra_store_page *l)
 {
     if (!l)

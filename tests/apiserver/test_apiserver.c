@@ -690,6 +690,14 @@ static void test_selectors(void **state)
     assert_int_equal(fx_items(&f), 2);
     fx_req(&f, "GET", SLICES "?fieldSelector=spec.nodeName%3Dn1,metadata.name%3Dc", NULL);
     assert_int_equal(fx_items(&f), 1);
+    /* By name: one lookup, the other terms still apply. */
+    fx_req(&f, "GET", SLICES "?fieldSelector=metadata.name%3Da", NULL);
+    assert_int_equal(fx_items(&f), 1);
+    fx_req(&f, "GET", SLICES "?fieldSelector=metadata.name%3Da,spec.nodeName%3Dn2", NULL);
+    assert_int_equal(fx_items(&f), 0);
+    fx_req(&f, "GET", SLICES "?fieldSelector=metadata.name%3Dnone", NULL);
+    FX_ASSERT_CODE(&f, 200);
+    assert_int_equal(fx_items(&f), 0);
     fx_req(&f, "GET", SLICES "?fieldSelector=spec.pool.name%3Dn1", NULL);
     FX_ASSERT_CODE(&f, 400);
     fx_req(&f, "GET", SLICES "?labelSelector=a+b", NULL);

@@ -111,6 +111,26 @@ static void test_watch_from_now(void **state)
     fx_close(&f);
 }
 
+/* kubectl get X -w: rv 0 and a metadata.name selector. */
+static void test_watch_by_name(void **state)
+{
+    fx f;
+    tw w;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", SLICES, SLICE("a", "n1", ""));
+    fx_req(&f, "POST", SLICES, SLICE("b", "n1", ""));
+    tw_open(&f, &w, SLICES "?watch=1&resourceVersion=0&fieldSelector=metadata.name%3Db");
+    assert_int_equal(tw_read(&w), 1);
+    assert_true(tw_event(&w, 0, "ADDED", "b"));
+    fx_req(&f, "PUT", SLICES "/a", SLICE("a", "n1", ",\"labels\":{\"x\":\"1\"}"));
+    fx_req(&f, "PUT", SLICES "/b", SLICE("b", "n1", ",\"labels\":{\"x\":\"1\"}"));
+    assert_int_equal(tw_read(&w), 2);
+    assert_true(tw_event(&w, 1, "MODIFIED", "b"));
+    tw_close(&w);
+    fx_close(&f);
+}
+
 static void test_watch_exact(void **state)
 {
     fx f;
@@ -304,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_watch_from_now),
         cmocka_unit_test(test_watch_exact),
+        cmocka_unit_test(test_watch_by_name),
         cmocka_unit_test(test_watch_initial_events),
         cmocka_unit_test(test_watch_gone),
         cmocka_unit_test(test_watch_timeout),
