@@ -98,8 +98,8 @@ typedef struct dra_apiserver_opts {
      * for unbound pods or gracePeriodSeconds=0, at once. */
     int graceful_pods;
     /* The garbage collector's and namespace controller's rescan period
-     * in ms (0: 30000). Deletes wake them sooner, at most every
-     * gc_period_ms / 4 (a pass reads every stored object). */
+     * in ms (0: 30000). Deletes wake them sooner, at most every 500 ms
+     * (a pass reads every stored object). */
     int gc_period_ms;
     /* How often a watch with allowWatchBookmarks gets a BOOKMARK, in ms
      * (0: 60000, about what kube-apiserver does). */

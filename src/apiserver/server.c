@@ -65,6 +65,8 @@ static void deadline_in(struct timespec *ts, int ms)
     }
 }
 
+#define GC_KICK_MS 500
+
 static int64_t mono_ms(void)
 {
     struct timespec ts;
@@ -94,10 +96,10 @@ static void *bg_main(void *arg)
         api_watch_tick(srv);
         since_gc = mono_ms() - last_gc;
         /* A pass reads every stored object: kicks (deletes) bring it
-         * forward, but not more often than a quarter period. */
+         * forward, but not more often than every half second. */
         if (kicked)
             pending = 1;
-        if ((pending && since_gc >= srv->opts.gc_period_ms / 4) ||
+        if ((pending && since_gc >= GC_KICK_MS) ||
             since_gc >= srv->opts.gc_period_ms) {
             last_gc = mono_ms();
             pending = 0;
