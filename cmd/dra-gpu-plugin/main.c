@@ -234,6 +234,9 @@ static int run(void)
     o.healthcheck_host = flags[F_HEALTH_ADDR].value;
     o.additional_xids_to_ignore = flags[F_XIDS].value;
     o.log = log_line;
+    /* A test hook, not a flag: see dra_plugin_opts.prepare_delay_ms. */
+    if (getenv("DRA_GPU_PLUGIN_PREPARE_DELAY_MS"))
+        o.prepare_delay_ms = atoi(getenv("DRA_GPU_PLUGIN_PREPARE_DELAY_MS"));
 
     dra_cluster *cluster = NULL;
     if ((e = connect_cluster(&cluster, &d)) != DRA_OK)

@@ -187,6 +187,14 @@ static int read_text(dra_arena *a, const char *path, char **out, size_t *len)
     return 0;
 }
 
+/* Adds "|what|: <first message of |inner|>" to |d|: main prints the
+ * first message only, so the context leads. */
+static void say_with(dra_diag *d, dra_diag *inner, dra_err e, const char *what)
+{
+    const char *m = dra_diag_first(inner);
+    dra_diag_add(d, "", 0, 0, "%s: %s", what, m ? m : dra_strerror(e));
+}
+
 /* ---- DeviceClasses ------------------------------------------------------------- */
 
 /* The chart's classes: created, or updated when their spec (or labels
@@ -235,7 +243,9 @@ static dra_err install_classes(dra_cluster *c, const char *deploy, dra_diag *d)
         if (read_text(&a, path, &text, &len) != 0) {
             dra_diag_add(d, "", 0, 0, "the chart's DeviceClasses: cannot read %s: %s", path, strerror(errno));
             e = DRA_EIO;
-        } else if ((e = dra_doc_parse_yaml(&a, text, len, &docs, &n, d)) == DRA_OK) {
+        } else if ((e = dra_doc_parse_yaml(&a, text, len, &docs, &n, NULL)) != DRA_OK) {
+            dra_diag_add(d, "", 0, 0, "the chart's DeviceClasses: %s does not parse", path);
+        } else {
             for (size_t k = 0; k < n && !e; k++)
                 if (dra_obj_name(docs[k]))
                     e = install_class(c, &a, docs[k], d);
@@ -330,6 +340,8 @@ static dra_err slot_dirs(drad_nodes *ns, node_slot *s, dra_diag *d)
 static dra_err slot_driver_root(drad_nodes *ns, node_slot *s, const char *inventory, dra_diag *d)
 {
     dra_gpu_fake_root_opts fo;
+    dra_diag inner;
+    char what[PATH_MAX + 300];
     dra_err e;
     memset(&fo, 0, sizeof fo);
     fo.inventory = inventory;
@@ -337,8 +349,12 @@ static dra_err slot_driver_root(drad_nodes *ns, node_slot *s, const char *invent
     fo.root = s->root;
     fo.fake_nvml = ns->p.fake_nvml;
     fo.fake_smi = ns->p.fake_smi;
-    if ((e = dra_gpu_fake_root(&fo, d)) != DRA_OK)
-        dra_diag_add(d, "", 0, 0, "node %s: laying out the fake driver root %s failed", s->name, s->root);
+    dra_diag_init(&inner, NULL);
+    if ((e = dra_gpu_fake_root(&fo, &inner)) != DRA_OK) {
+        snprintf(what, sizeof what, "node %s: laying out the fake driver root %s", s->name, s->root);
+        say_with(d, &inner, e, what);
+    }
+    dra_diag_fini(&inner);
     return e;
 }
 
@@ -470,22 +486,25 @@ static dra_err check_real_gpus(dra_diag *d)
     dra_gpu_opts o;
     dra_gpu *g = NULL;
     dra_gpu_inventory *inv = NULL;
+    dra_diag inner;
     dra_arena a;
     dra_err e;
     memset(&o, 0, sizeof o);
     o.driver_root = "/";
-    if ((e = dra_gpu_open(&o, &g, d)) == DRA_OK) {
+    dra_diag_init(&inner, NULL);
+    if ((e = dra_gpu_open(&o, &g, &inner)) == DRA_OK) {
         dra_arena_init(&a, NULL);
-        e = dra_gpu_discover(g, &a, &inv, d);
+        e = dra_gpu_discover(g, &a, &inv, &inner);
         if (e == DRA_OK && inv->n_gpus == 0) {
-            dra_diag_add(d, "", 0, 0, "NVML answered but lists no GPU");
+            dra_diag_add(&inner, "", 0, 0, "NVML answered but lists no GPU");
             e = DRA_ENOTFOUND;
         }
         dra_arena_fini(&a);
         dra_gpu_close(g);
     }
     if (e)
-        dra_diag_add(d, "", 0, 0, "--real-gpus: no usable NVIDIA driver on this machine (%s)", dra_strerror(e));
+        say_with(d, &inner, e, "--real-gpus: no usable NVIDIA driver on this machine");
+    dra_diag_fini(&inner);
     return e;
 }
 
@@ -498,8 +517,16 @@ static dra_err make_slots(drad_nodes *ns, const char *inventory, dra_diag *d)
     size_t n = 0;
     dra_err e = DRA_OK;
     dra_arena_init(&a, NULL);
-    if (inventory && (e = dra_gpu_fake_nodes(inventory, &a, &names, &n, d)) != DRA_OK)
-        dra_diag_add(d, "", 0, 0, "--nodes %s: not a fake-GPU inventory", inventory);
+    if (inventory) {
+        dra_diag inner;
+        char what[PATH_MAX + 64];
+        dra_diag_init(&inner, NULL);
+        if ((e = dra_gpu_fake_nodes(inventory, &a, &names, &n, &inner)) != DRA_OK) {
+            snprintf(what, sizeof what, "--nodes %s: not a fake-GPU inventory (docs/gpu.md)", inventory);
+            say_with(d, &inner, e, what);
+        }
+        dra_diag_fini(&inner);
+    }
     if (!e && !(ns->slots = dra_calloc(NULL, n + 1, sizeof *ns->slots)))
         e = DRA_ENOMEM;
     for (size_t i = 0; !e && i < n; i++) {

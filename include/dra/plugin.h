@@ -222,6 +222,10 @@ typedef struct dra_plugin_opts {
     void *log_ud;
     int workers;          /* concurrent DRA calls served (default 4) */
     size_t max_message;   /* gRPC receive limit in bytes (default 4 MiB) */
+    /* Fault injection for tests: each prepare waits this long after its
+     * CDI spec is written, before PrepareCompleted is recorded (0: no
+     * wait). dra-gpu-plugin reads it from $DRA_GPU_PLUGIN_PREPARE_DELAY_MS. */
+    int prepare_delay_ms;
 } dra_plugin_opts;
 
 void dra_plugin_opts_default(dra_plugin_opts *o);

@@ -632,6 +632,10 @@ static void prepare_locked(dra_plugin *p, prep *x)
         (void)cp_txn(p, step_forget, (void *)x->uid, err, sizeof(err));
         return;
     }
+    /* Fault injection (tests): a window in which the CDI spec exists
+     * and the checkpoint still says PrepareStarted. */
+    if (p->o.prepare_delay_ms > 0)
+        usleep((useconds_t)p->o.prepare_delay_ms * 1000);
     e = cp_txn(p, step_complete, x, err, sizeof(err));
     if (e == DRA_OK)
         e = result_from_groups(x->a, x->groups, x->n_groups, x->r);
