@@ -28,7 +28,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/out" 2>&1 &
+"$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 --nodes none >"$dir/out" 2>&1 &
 pid=$!
 for _ in $(seq 1 400); do
   [ -s "$dir/out" ] && [ -s "$dir/data/kubeconfig" ] && break

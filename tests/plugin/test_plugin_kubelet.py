@@ -115,7 +115,7 @@ class Api:
         if drad:
             data = tmp + "/drad"
             log_path = tmp + "/drad.log"
-            self.proc = start([drad, "--data-dir", data, "--listen", "127.0.0.1:0"],
+            self.proc = start([drad, "--data-dir", data, "--listen", "127.0.0.1:0", "--nodes", "none"],
                               stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
 
             def served():

@@ -51,7 +51,7 @@ start_drad() {
   local dir=$1
   shift
   mkdir -p "$dir"
-  env "$@" "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/err" &
+  env "$@" "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 --nodes none >"$dir/out" 2>"$dir/err" &
   pids+=($!)
   for _ in $(seq 1 400); do
     grep -q 'kubeconfig: ' "$dir/out" 2>/dev/null && break
