@@ -41,7 +41,7 @@
 #define READY_TIMEOUT_MS 60000
 #define PLUGIN_GRACE_MS 10000
 /* Containers get at most this long to end when drad stops. */
-#define SHUTDOWN_GRACE_S 5
+#define SHUTDOWN_GRACE_S 2
 
 #ifndef DRAD_SHARE_DIR
 #define DRAD_SHARE_DIR "/usr/share/dra"
