@@ -636,6 +636,59 @@ void dra_api_doc_sort_keys(dra_doc *doc);
  * ResourceClaim and ResourceClaimTemplate; other kinds are left as is. */
 void dra_api_set_defaults(dra_object *obj);
 
+/* ---- kube-apiserver's defaulting and default admission (src/api/defaults*.c) */
+
+/* The write a defaulting pass is for. kube-apiserver applies its scheme
+ * defaults to every object it decodes; its default admission plugins act
+ * only on creates and updates of the main resource. */
+typedef enum dra_api_op {
+    DRA_API_OP_DECODE = 0, /* scheme defaults only (a status update, a read) */
+    DRA_API_OP_CREATE,     /* + what admission adds on create */
+    DRA_API_OP_UPDATE      /* + what admission adds on update */
+} dra_api_op;
+
+/* Applies, in place, what kube-apiserver 1.35 adds to |obj| before it
+ * validates and stores it:
+ *  - ResourceClaim, ResourceClaimTemplate: dra_api_set_defaults.
+ *  - Pod: SetObjectDefaults_Pod (dnsPolicy, restartPolicy, securityContext,
+ *    terminationGracePeriodSeconds, schedulerName, enableServiceLinks;
+ *    per container terminationMessagePath/Policy, imagePullPolicy by
+ *    tag, port protocol, fieldRef apiVersion, probe and httpGet values,
+ *    requests from limits, resource lists rounded to milli; volumes;
+ *    pod-level resources; hostNetwork host ports), then for CREATE and
+ *    UPDATE the default admission plugins: Priority (CREATE: priority and
+ *    preemptionPolicy from the class; UPDATE: kept from |old|),
+ *    DefaultTolerationSeconds, ServiceAccount (CREATE: "default", no
+ *    token volume), and last the v1 aliases serviceAccount, podIP(s) and
+ *    hostIP(s).
+ *  - Node: allocatable from capacity, rounding, the podCIDR alias.
+ *  - ResourceSlice, DeviceClass: nothing (v1 defines no defaults).
+ * Only unset fields are filled, except where kube overwrites too (the
+ * v1 aliases; a zero probe value; hostPort 0 under hostNetwork).
+ * Running it twice gives what running it once gives. New nodes go into
+ * |a|, which must live as long as |obj| (normally the arena |obj| was
+ * decoded into); nothing is freed. |old| is the stored object on UPDATE
+ * (may be NULL). Returns DRA_OK; DRA_EFORBIDDEN when admission refuses
+ * the pod (an unknown priorityClassName, a priority or preemptionPolicy
+ * that differs from the class's), with kube's message, without the
+ * `pods "x" is forbidden: ` prefix, in |d| (may be NULL; |obj| may be
+ * partly defaulted then); DRA_EINVAL for a NULL argument or
+ * DRA_KIND_UNKNOWN; DRA_ENOMEM. */
+dra_err dra_api_default(dra_arena *a, dra_object *obj, dra_api_op op,
+                        const dra_object *old, dra_diag *d);
+
+/* The same for objects kept as documents, by apiVersion/kind: v1
+ * Namespace (the kubernetes.io/metadata.name label, which always follows
+ * the name: call after the name is final; status.phase Active; on CREATE
+ * status {phase: Active} and the "kubernetes" finalizer added to
+ * spec.finalizers) and v1 Event (no defaulter upstream: the zero values
+ * kube's encoder writes, source {}, the null timestamps, empty
+ * reportingComponent/Instance, and Go's field order). Any other kind is
+ * left as is. Edits |obj| in place (do not pass a YAML tree with
+ * aliases); new nodes in |a|. DRA_OK; DRA_EINVAL when |obj| is not a
+ * map; DRA_ENOMEM. */
+dra_err dra_api_default_doc(dra_arena *a, dra_doc *obj, dra_api_op op, dra_diag *d);
+
 /* ---- lookups ------------------------------------------------------------ */
 
 /* Value for |key| in |m|, NULL when absent. */
