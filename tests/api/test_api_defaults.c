@@ -220,6 +220,10 @@ static void test_priority_refusals(void **state)
         {"  priority: 7\n",
          "the integer value of priority (7) must not be provided in pod spec; priority "
          "admission controller computed 0 from the given PriorityClass name"},
+        /* YAML types 7.0 as a float; kube compares the number. */
+        {"  priority: 7.0\n",
+         "the integer value of priority (7) must not be provided in pod spec; priority "
+         "admission controller computed 0 from the given PriorityClass name"},
         {"  priorityClassName: system-cluster-critical\n  priority: 0\n",
          "the integer value of priority (0) must not be provided in pod spec; priority "
          "admission controller computed 2000000000 from the given PriorityClass name"},
