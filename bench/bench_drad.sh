@@ -21,9 +21,13 @@ trap cleanup EXIT INT TERM
 start() {
   : >"$dir/out"
   t0=$(date +%s%N)
-  "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 >"$dir/out" 2>"$dir/err" &
+  # The API server and controllers only: no simulated nodes.
+  "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 --nodes none >"$dir/out" 2>"$dir/err" &
   pid=$!
-  while ! grep -q 'kubeconfig: ' "$dir/out" 2>/dev/null; do sleep 0.005; done
+  while ! grep -q 'kubeconfig: ' "$dir/out" 2>/dev/null; do
+    kill -0 "$pid" 2>/dev/null || { echo "drad exited:"; cat "$dir/err"; exit 1; }
+    sleep 0.005
+  done
   url=$(sed -n 's/.*serving \(https:[^;]*\);.*/\1/p' "$dir/out")
   token=$(cat "$dir/data/token")
   until curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" "$url/healthz"; do :; done
