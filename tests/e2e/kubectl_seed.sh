@@ -37,8 +37,12 @@ BASE_KC=$KUBECONFIG
 # kc ARGS...: the current kubectl; output (stdout and stderr) in $E2E_OUT,
 # exit status in $RC.
 kc() {
+    local t0=${EPOCHREALTIME/./}
     "$K" --cache-dir "$T/cache" "$@" >"$E2E_OUT" 2>&1
     RC=$?
+    # E2E_TIMING=1: each call's milliseconds on stderr, to find slow steps.
+    [ -n "${E2E_TIMING:-}" ] && echo "time $(( (${EPOCHREALTIME/./} - t0) / 1000 )) ms: $*" >&2
+    return 0
 }
 # kco ARGS...: the same, stdout only into $E2E_OUT (stderr to $E2E_OUT.err).
 kco() {
