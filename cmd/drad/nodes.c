@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -306,34 +307,81 @@ static int path_fmt(char *buf, const char *fmt, ...)
     return n < 0 || n >= PATH_MAX ? -1 : 0;
 }
 
-static dra_err slot_dirs(drad_nodes *ns, node_slot *s, dra_diag *d)
+/* The longest socket path under |kubelet| (the registration socket). */
+static int sockets_fit(const char *kubelet)
 {
     struct sockaddr_un sun;
     char sock[PATH_MAX];
+    return path_fmt(sock, "%s/plugins_registry/%s-reg.sock", kubelet, DRA_PLUGIN_DRIVER) == 0 &&
+           strlen(sock) < sizeof sun.sun_path;
+}
+
+/* A short directory for node |i|'s kubelet directories when the data
+ * directory's path is too long for unix socket addresses (108 bytes):
+ * $XDG_RUNTIME_DIR (else /tmp) /dra-<hash of the data dir>/<i>, ours and
+ * 0700 (a directory someone else made there is refused); the node's
+ * kubelet directory in the data directory becomes a link to it. The
+ * sockets are made anew at every start; the plugin's checkpoint lives
+ * there too and, like a kubelet's, does not outlive a reboot anyway. */
+static dra_err short_kubelet(drad_nodes *ns, node_slot *s, size_t i, char *out, dra_diag *d)
+{
+    const char *base = getenv("XDG_RUNTIME_DIR");
+    char top[PATH_MAX], link[PATH_MAX], cur[PATH_MAX];
+    struct stat st;
+    uint32_t h = 2166136261u;
+    ssize_t n;
+    for (const char *p = ns->data; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    if (!base || !*base || !is_dir(base) || strlen(base) > 40)
+        base = "/tmp";
+    if (path_fmt(top, "%s/dra-%08x", base, (unsigned)h) || path_fmt(out, "%s/%zu", top, i) ||
+        path_fmt(link, "%s/kubelet", s->dir))
+        return DRA_EINVAL;
+    if (mkdir(top, 0700) != 0 && errno != EEXIST)
+        return dra_diag_add(d, "", 0, 0, "create %s: %s", top, strerror(errno)), DRA_EIO;
+    if (lstat(top, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077))
+        return dra_diag_add(d, "", 0, 0, "%s is not a private directory of this user: remove it, or use a "
+                            "shorter --data-dir", top), DRA_EIO;
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
+        return dra_diag_add(d, "", 0, 0, "create %s: %s", out, strerror(errno)), DRA_EIO;
+    n = readlink(link, cur, sizeof cur - 1);
+    if (n >= 0 && (size_t)n == strlen(out) && !strncmp(cur, out, (size_t)n))
+        return DRA_OK;
+    unlink(link); /* a stale link (a real directory stays and fails below) */
+    if (symlink(out, link) != 0)
+        return dra_diag_add(d, "", 0, 0, "link %s to %s: %s", link, out, strerror(errno)), DRA_EIO;
+    return DRA_OK;
+}
+
+static dra_err slot_dirs(drad_nodes *ns, node_slot *s, size_t i, dra_diag *d)
+{
+    char kubelet[PATH_MAX];
     const char *dirs[4];
+    dra_err e;
     int bad = path_fmt(s->dir, "%s/nodes/%s", ns->data, s->name);
-    bad |= path_fmt(s->reg, "%s/kubelet/plugins_registry", s->dir);
-    bad |= path_fmt(s->plugins, "%s/kubelet/plugins", s->dir);
+    bad |= path_fmt(kubelet, "%s/kubelet", s->dir);
     bad |= path_fmt(s->cdi, "%s/cdi", s->dir);
     bad |= s->real ? path_fmt(s->root, "/") : path_fmt(s->root, "%s/driver-root", s->dir);
     bad |= path_fmt(s->log, "%s/plugin.log", s->dir);
     bad |= path_fmt(s->pid, "%s/plugin.pid", s->dir);
+    if (bad)
+        return dra_diag_add(d, "", 0, 0, "node %s: the data directory's path is too long", s->name), DRA_EINVAL;
     s->cdi_dirs[0] = s->cdi;
-    /* The longest socket path must fit a unix socket address. */
-    bad |= path_fmt(sock, "%s/%s-reg.sock", s->reg, DRA_PLUGIN_DRIVER);
-    if (bad || strlen(sock) >= sizeof sun.sun_path)
-        return dra_diag_add(d, "", 0, 0,
-                            "node %s: the socket path %s is longer than a unix socket allows (%zu bytes): "
-                            "use a shorter --data-dir",
-                            s->name, sock, sizeof sun.sun_path - 1),
-               DRA_EINVAL;
+    if (mkdirs(s->dir) != 0)
+        return dra_diag_add(d, "", 0, 0, "create %s: %s", s->dir, strerror(errno)), DRA_EIO;
+    if (!sockets_fit(kubelet) && (e = short_kubelet(ns, s, i, kubelet, d)) != DRA_OK)
+        return e;
+    if (path_fmt(s->reg, "%s/plugins_registry", kubelet) || path_fmt(s->plugins, "%s/plugins", kubelet) ||
+        !sockets_fit(kubelet))
+        return dra_diag_add(d, "", 0, 0, "node %s: no socket path under %s fits a unix socket address",
+                            s->name, kubelet), DRA_EINVAL;
     dirs[0] = s->reg;
     dirs[1] = s->plugins;
     dirs[2] = s->cdi;
     dirs[3] = s->root;
-    for (int i = 0; i < 4; i++)
-        if (!(s->real && i == 3) && mkdirs(dirs[i]) != 0)
-            return dra_diag_add(d, "", 0, 0, "create %s: %s", dirs[i], strerror(errno)), DRA_EIO;
+    for (int k = 0; k < 4; k++)
+        if (!(s->real && k == 3) && mkdirs(dirs[k]) != 0)
+            return dra_diag_add(d, "", 0, 0, "create %s: %s", dirs[k], strerror(errno)), DRA_EIO;
     return DRA_OK;
 }
 
@@ -546,9 +594,9 @@ static dra_err make_slots(drad_nodes *ns, const char *inventory, dra_diag *d)
 
 /* ---- start and stop ---------------------------------------------------------------- */
 
-static dra_err start_slot(drad_nodes *ns, node_slot *s, const char *inventory, dra_diag *d)
+static dra_err start_slot(drad_nodes *ns, node_slot *s, size_t i, const char *inventory, dra_diag *d)
 {
-    dra_err e = slot_dirs(ns, s, d);
+    dra_err e = slot_dirs(ns, s, i, d);
     if (!e && !s->real)
         e = slot_driver_root(ns, s, inventory, d);
     /* The Node first: the plugin's slice names it as its owner. */
@@ -593,7 +641,7 @@ dra_err drad_nodes_start(const drad_ctx *ctx, drad_nodes **out, dra_diag *d)
     if (!e)
         e = make_slots(ns, inventory, d);
     for (size_t i = 0; !e && i < ns->n; i++)
-        e = start_slot(ns, &ns->slots[i], inventory, d);
+        e = start_slot(ns, &ns->slots[i], i, inventory, d);
     if (!e && f->fake_nodes > 0)
         e = start_fake(ns, d);
     if (!e)

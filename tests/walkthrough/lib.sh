@@ -165,6 +165,10 @@ w_cleanup() {
         [ "$p" -gt 1 ] 2>/dev/null && kill -KILL "$p" 2>/dev/null
     done
     sleep 0.2
+    # Kubelet directories drad moved to a short path (a long data dir).
+    for p in "$W_TMP"/*/nodes/*/kubelet; do
+        [ -L "$p" ] && [ -z "${W_KEEP:-}" ] && rm -rf "$(dirname "$(readlink "$p")")"
+    done
     if [ -n "${W_KEEP:-}" ]; then echo "kept $W_TMP"; else rm -rf "$W_TMP"; fi
 }
 trap w_cleanup EXIT

@@ -17,6 +17,7 @@
 #  fake-nodes   --nodes none --fake-nodes 3: three Ready fake nodes with a
 #               slice each; a one-GPU pod scheduled there is Running;
 #  modes        --nodes none (no nodes, no slices, the classes installed);
+#               a data directory too long for socket paths still works;
 #               --real-gpus where there is no NVIDIA driver fails clearly;
 #               --nodes with a file that is not an inventory fails clearly.
 # Skips (77) without kubectl or where bwrap cannot create namespaces.
@@ -174,6 +175,16 @@ modes() {
         echo
         expect "--real-gpus: no ready line" "" "$(cat "$W_TMP/real.out")"
     fi
+    # A data directory too long for unix socket paths: the kubelet
+    # directories move to a short private directory, linked from it.
+    W_DATA=$W_TMP/a-data-directory-whose-path-is-too-long-for-a-unix-socket-address
+    export KUBECONFIG=$W_DATA/kubeconfig
+    w_start
+    check "long data dir: the kubelet directory is a link" test -L "$W_DATA/nodes/$NODE5/kubelet"
+    check "long data dir: the registration socket is there" test -S "$W_DATA/nodes/$NODE5/kubelet/plugins_registry/gpu.nvidia.com-reg.sock"
+    expect "long data dir: a slice per node" 2 "$(kubectl get resourceslice -o name | wc -l)"
+    w_stop
+    expect "long data dir: exit 0" 0 $?
     "$W_DRAD" --data-dir "$W_TMP/bad" --listen 127.0.0.1:0 --nodes "$W_SRC/examples/seed.yaml" \
         >"$W_TMP/bad.out" 2>"$W_TMP/bad.err"
     expect "--nodes with a bad inventory: exit 1" 1 $?
