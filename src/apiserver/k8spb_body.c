@@ -1,0 +1,46 @@
+/*
+ * k8spb_body.c: a request's protobuf body (Content-Type
+ * application/vnd.kubernetes.protobuf) through k8spb_decode, answered as
+ * api_body answers a JSON body: the document, or a 400/415 Status. The
+ * endpoint supplies the kind a body leaves empty, as kube-apiserver's
+ * decoder takes it from the object it decodes into.
+ */
+#include <string.h>
+
+#include "apiserver_int.h"
+#include "k8spb.h"
+
+/* kube-apiserver's UnsupportedMediaType message, as api_body words it for
+ * any other media type it cannot read. */
+#define K8SPB_415                                                                  \
+    "the body of the request was in an unknown format - accepted media types "     \
+    "include: application/json, application/yaml"
+
+dra_err api_k8spb_body(api_req *r, dra_doc **out)
+{
+    const char *av = NULL, *kind = NULL;
+    dra_diag d;
+    dra_err e;
+    *out = NULL;
+    if (r->in->method && !strcmp(r->in->method, "DELETE")) {
+        kind = "DeleteOptions";
+    } else if (r->res && !r->sub) {
+        if (!(av = api_group_version(&r->a, r->res)))
+            return DRA_ENOMEM;
+        kind = r->res->kind;
+    }
+    dra_diag_init(&d, r->srv->mem);
+    d.max = 1;
+    e = k8spb_decode(&r->a, r->in->body, r->in->body_len, av, kind, out, &d);
+    if (e == DRA_EUNSUPPORTED) {
+        e = api_fail(r, 415, "UnsupportedMediaType", NULL, NULL, "%s", K8SPB_415);
+    } else if (e == DRA_EPARSE || e == DRA_ELIMIT || e == DRA_EINVAL) {
+        const char *why = dra_diag_first(&d);
+        e = api_bad_request(r, "protobuf body: %s%s%s", d.n && *d.v[0].path ? d.v[0].path : "",
+                            d.n && *d.v[0].path ? ": " : "", why ? why : "malformed");
+    }
+    dra_diag_fini(&d);
+    if (e == DRA_OK && !*out)
+        return DRA_EPARSE; /* the answer above is the result */
+    return e;
+}
