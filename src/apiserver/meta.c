@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "apiserver_int.h"
+#include "k8spb.h"
 
 dra_doc *api_doc_at(const dra_doc *m, const char *key)
 {
@@ -350,7 +351,7 @@ dra_err api_body(api_req *r, dra_doc **out)
             *out = docs[0];
     } else if (!strcmp(t, "application/vnd.kubernetes.protobuf")) {
         dra_diag_fini(&d);
-        return api_proto_body(r, out);
+        return api_k8spb_body(r, out);
     } else {
         dra_diag_fini(&d);
         api_fail(r, 415, "UnsupportedMediaType", NULL, NULL,
