@@ -16,7 +16,8 @@
 #               lastState and a BackOff event;
 #  fake-nodes   --nodes none --fake-nodes 3: three Ready fake nodes with a
 #               slice each; a one-GPU pod scheduled there is Running;
-#  modes        --nodes none (no nodes, no slices, the classes installed);
+#  modes        --nodes none (no nodes, no slices, the classes installed,
+#               and put back at the next start when changed);
 #               a data directory too long for socket paths still works;
 #               --real-gpus where there is no NVIDIA driver fails clearly;
 #               --nodes with a file that is not an inventory fails clearly.
@@ -160,8 +161,16 @@ modes() {
     expect "--nodes none: no nodes" "" "$(kubectl get nodes -o name 2>&1)"
     expect "--nodes none: no slices" "" "$(kubectl get resourceslice -o name 2>&1)"
     expect "--nodes none: the chart's classes" 3 "$(kubectl get deviceclass -o name | wc -l)"
+    local expr
+    expr=$(kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.selectors[0].cel.expression}')
+    kubectl patch deviceclass gpu.nvidia.com --type=merge \
+        -p '{"spec":{"selectors":[{"cel":{"expression":"true"}}]}}' >/dev/null
     w_stop
     expect "--nodes none: exit 0" 0 $?
+    w_start --nodes none
+    expect "a changed chart class is put back at start (as helm upgrade)" "$expr" \
+        "$(kubectl get deviceclass gpu.nvidia.com -o jsonpath='{.spec.selectors[0].cel.expression}')"
+    w_stop
     local rc
     "$W_DRAD" --data-dir "$W_TMP/real" --listen 127.0.0.1:0 --real-gpus >"$W_TMP/real.out" 2>"$W_TMP/real.err"
     rc=$?
