@@ -392,6 +392,156 @@ static dra_err pod_defaults(api_req *r, dra_doc *pod, int create)
     return DRA_OK;
 }
 
+/* ---- pod updates (kube's ValidatePodUpdate) ------------------------------------------ */
+
+static const char *obj_name(api_req *r, const dra_doc *obj);
+
+/* 1 when toleration |t| is in |l| up to its tolerationSeconds, 0 when
+ * not, -1 when out of memory. */
+static int toleration_kept(dra_arena *a, const dra_doc *t, const dra_doc *l)
+{
+    dra_doc *want = api_doc_clone(a, t);
+    if (!want)
+        return -1;
+    if (want->kind == DRA_DOC_MAP)
+        api_doc_del(want, "tolerationSeconds");
+    for (size_t i = 0; l && l->kind == DRA_DOC_LIST && i < l->u.list.n; i++) {
+        dra_doc *c = api_doc_clone(a, l->u.list.items[i]);
+        if (!c)
+            return -1;
+        if (c->kind == DRA_DOC_MAP)
+            api_doc_del(c, "tolerationSeconds");
+        if (dra_doc_equal(want, c))
+            return 1;
+    }
+    return 0;
+}
+
+static size_t list_len(const dra_doc *l)
+{
+    return l && l->kind == DRA_DOC_LIST ? l->u.list.n : 0;
+}
+
+/* The spec members that differ, as "  spec.K: OLD -> NEW" lines: kube
+ * appends a Go cmp.Diff of the two PodSpecs here, which a C server cannot
+ * reproduce; this names the same fields. */
+static dra_err spec_diff(const dra_doc *os, const dra_doc *ns, dra_buf *b)
+{
+    const dra_doc *maps[2] = {os, ns};
+    for (size_t s = 0; s < 2; s++)
+        for (size_t i = 0; i < maps[s]->u.map.n; i++) {
+            const char *k = maps[s]->u.map.m[i].key;
+            const dra_doc *ov = api_doc_at(os, k), *nv = api_doc_at(ns, k);
+            dra_buf vo, vn;
+            if ((s == 1 && ov) || (ov && nv && dra_doc_equal(ov, nv)))
+                continue;
+            dra_buf_init(&vo, NULL);
+            dra_buf_init(&vn, NULL);
+            if ((ov ? dra_doc_to_json(ov, -1, &vo) : dra_buf_printf(&vo, "null")) ||
+                (nv ? dra_doc_to_json(nv, -1, &vn) : dra_buf_printf(&vn, "null")) ||
+                dra_buf_printf(b, "\n  spec.%s: %.*s -> %.*s", k, (int)(vo.len > 200 ? 200 : vo.len),
+                               vo.p ? vo.p : "", (int)(vn.len > 200 ? 200 : vn.len),
+                               vn.p ? vn.p : "")) {
+                dra_buf_fini(&vo);
+                dra_buf_fini(&vn);
+                return DRA_ENOMEM;
+            }
+            dra_buf_fini(&vo);
+            dra_buf_fini(&vn);
+        }
+    return DRA_OK;
+}
+
+/* What may change in a pod's spec through the main resource: the images,
+ * activeDeadlineSeconds, added tolerations (and tolerationSeconds),
+ * removed scheduling gates, terminationGracePeriodSeconds from negative
+ * to 1. Everything else is a 422 Forbidden, as kube words it. Findings in
+ * |d|; DRA_ENOMEM. */
+static dra_err pod_update_rules(api_req *r, const dra_doc *ns, const dra_doc *os, dra_diag *d)
+{
+    static const char *const lists[] = {"containers", "initContainers"};
+    dra_arena *a = &r->a;
+    const dra_doc *ot = api_doc_at(os, "tolerations"), *og = api_doc_at(os, "schedulingGates");
+    const dra_doc *ng = api_doc_at(ns, "schedulingGates"), *ogp, *ngp;
+    dra_doc *m;
+    for (size_t k = 0; k < 2; k++)
+        if (list_len(api_doc_at(ns, lists[k])) != list_len(api_doc_at(os, lists[k]))) {
+            dra_diag_add(d, k ? "spec.initContainers" : "spec.containers", 0, 0,
+                         "Forbidden: pod updates may not add or remove containers");
+            return DRA_OK;
+        }
+    for (size_t i = 0; i < list_len(ot); i++) {
+        int kept = toleration_kept(a, ot->u.list.items[i], api_doc_at(ns, "tolerations"));
+        if (kept < 0)
+            return DRA_ENOMEM;
+        if (!kept) {
+            dra_diag_add(d, "spec.tolerations", 0, 0, "Forbidden: existing toleration can "
+                         "not be modified except its tolerationSeconds");
+            break;
+        }
+    }
+    for (size_t i = 0; i < list_len(ng); i++) {
+        const dra_doc *g = ng->u.list.items[i];
+        size_t j = 0;
+        while (j < list_len(og) && !dra_doc_equal(g, og->u.list.items[j]))
+            j++;
+        if (j == list_len(og)) {
+            const char *gn = api_doc_str(g, "name");
+            dra_diag_add(d, "spec.schedulingGates", 0, 0, "Forbidden: only deletion is "
+                         "allowed, but found new scheduling gate '%s'", gn ? gn : "");
+            break;
+        }
+    }
+    if (!(m = api_doc_clone(a, ns)))
+        return DRA_ENOMEM;
+    for (size_t k = 0; k < 2; k++) {
+        const dra_doc *ol = api_doc_at(os, lists[k]);
+        dra_doc *ml = api_doc_at(m, lists[k]);
+        for (size_t i = 0; i < list_len(ml) && i < list_len(ol); i++)
+            if (ml->u.list.items[i]->kind == DRA_DOC_MAP &&
+                copy_member(a, ml->u.list.items[i], ol->u.list.items[i], "image"))
+                return DRA_ENOMEM;
+    }
+    ogp = api_doc_at(os, "terminationGracePeriodSeconds");
+    ngp = api_doc_at(ns, "terminationGracePeriodSeconds");
+    if ((copy_member(a, m, os, "activeDeadlineSeconds") ||
+         copy_member(a, m, os, "tolerations") || copy_member(a, m, os, "schedulingGates")) ||
+        (ogp && ngp && ogp->kind == DRA_DOC_INT && ogp->u.i < 0 && ngp->kind == DRA_DOC_INT &&
+         ngp->u.i == 1 && copy_member(a, m, os, "terminationGracePeriodSeconds")))
+        return DRA_ENOMEM;
+    if (!dra_doc_equal(m, os)) {
+        dra_buf b;
+        dra_err e;
+        dra_buf_init(&b, r->srv->mem);
+        e = spec_diff(os, m, &b);
+        if (!e)
+            dra_diag_add(d, "spec", 0, 0, "Forbidden: pod updates may not change fields other "
+                         "than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+                         "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to "
+                         "existing tolerations),`spec.terminationGracePeriodSeconds` (allow it "
+                         "to be set to 1 if it was previously negative)%s", b.p ? b.p : "");
+        dra_buf_fini(&b);
+        return e;
+    }
+    return DRA_OK;
+}
+
+/* A pod update (main resource, after defaulting) against the stored pod. */
+static dra_err pod_update_check(api_req *r, const dra_doc *obj, const dra_doc *old)
+{
+    const dra_doc *ns = api_doc_at(obj, "spec"), *os = api_doc_at(old, "spec");
+    dra_diag d;
+    dra_err e;
+    if (!ns || !os || ns->kind != DRA_DOC_MAP || os->kind != DRA_DOC_MAP)
+        return DRA_OK;
+    dra_diag_init(&d, r->srv->mem);
+    e = pod_update_rules(r, ns, os, &d);
+    if (!e && d.n && !(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
+        e = DRA_EINVALID;
+    dra_diag_fini(&d);
+    return e;
+}
+
 /* ---- system metadata ----------------------------------------------------------------- */
 
 static dra_err meta_create(api_req *r, const kind_rules *k, dra_doc *meta)
@@ -674,8 +824,11 @@ dra_err api_prepare(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
         e = strategy_create(r, k, obj);
     else
         e = strategy_update(r, k, mode, obj, old);
-    if (!e && !strcmp(r->sres->resource, "pods") && !*r->sres->group)
+    if (!e && !strcmp(r->sres->resource, "pods") && !*r->sres->group) {
         e = pod_defaults(r, obj, mode == API_CREATE);
+        if (!e && mode == API_UPDATE && old)
+            e = pod_update_check(r, obj, old);
+    }
     if (e)
         return e;
     meta = api_meta(obj);

@@ -719,6 +719,71 @@ static dra_err fake_log(void *ud, const char *ns, const char *name,
                         const char *uid, const dra_log_opts *o, dra_stream **out,
                         dra_kstatus *st);
 
+/* kube's ValidatePodUpdate through the main resource: images and added
+ * tolerations may change, nothing else in the spec; binding still sets
+ * nodeName (found by tests/e2e: kubectl apply of the seed pod again must be
+ * refused, its default tolerations being dropped). */
+static void test_pod_update_rules(void **state)
+{
+    fx f;
+    const char *p = "/api/v1/namespaces/default/pods/p1";
+    (void)state;
+    fx_open(&f, NULL, 0);
+    fx_req(&f, "POST", "/api/v1/namespaces/default/pods",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p1\"},"
+           "\"spec\":{\"restartPolicy\":\"Never\",\"containers\":[{\"name\":\"main\","
+           "\"image\":\"busybox\"}],\"tolerations\":[{\"key\":\"g\",\"operator\":\"Exists\"}]}}");
+    FX_ASSERT_CODE(&f, 201);
+#define MERGE(body)                                                              \
+    fx_req_ct(&f, "PATCH", p, "application/merge-patch+json", NULL, body, strlen(body))
+    MERGE("{\"spec\":{\"tolerations\":[{\"key\":\"g\",\"operator\":\"Exists\"}]}}");
+    FX_ASSERT_CODE(&f, 422);
+    assert_string_equal(fx_str(&f, "message"),
+                        "Pod \"p1\" is invalid: spec.tolerations: Forbidden: existing toleration "
+                        "can not be modified except its tolerationSeconds");
+    assert_non_null(strstr(f.body, "\"reason\":\"FieldValueForbidden\""));
+    assert_non_null(strstr(f.body, "\"field\":\"spec.tolerations\""));
+    MERGE("{\"spec\":{\"restartPolicy\":\"Always\"}}");
+    FX_ASSERT_CODE(&f, 422);
+    assert_non_null(strstr(fx_str(&f, "message"),
+                           "Pod \"p1\" is invalid: spec: Forbidden: pod updates may not change "
+                           "fields other than `spec.containers[*].image`,"));
+    assert_non_null(strstr(fx_str(&f, "message"), "spec.restartPolicy: \"Never\" -> \"Always\""));
+    {
+        const char *b = "[{\"op\":\"add\",\"path\":\"/spec/containers/-\","
+                        "\"value\":{\"name\":\"c2\",\"image\":\"x\"}}]";
+        fx_req_ct(&f, "PATCH", p, "application/json-patch+json", NULL, b, strlen(b));
+        FX_ASSERT_CODE(&f, 422);
+        assert_non_null(strstr(f.body, "\"field\":\"spec.containers\""));
+    }
+    /* Allowed: an image (strategic: a merge patch would replace the list
+     * and default imagePullPolicy anew, which kube refuses too), an added
+     * toleration, activeDeadlineSeconds, labels. */
+    {
+        const char *b = "{\"metadata\":{\"labels\":{\"a\":\"b\"}},\"spec\":{"
+                        "\"activeDeadlineSeconds\":60,\"containers\":[{\"name\":\"main\","
+                        "\"image\":\"busybox:2\"}]}}";
+        fx_req_ct(&f, "PATCH", p, "application/strategic-merge-patch+json", NULL, b, strlen(b));
+        FX_ASSERT_CODE(&f, 200);
+    }
+    {
+        const char *b = "[{\"op\":\"add\",\"path\":\"/spec/tolerations/-\",\"value\":"
+                        "{\"key\":\"h\",\"operator\":\"Exists\",\"effect\":\"NoExecute\","
+                        "\"tolerationSeconds\":5}}]";
+        fx_req_ct(&f, "PATCH", p, "application/json-patch+json", NULL, b, strlen(b));
+        FX_ASSERT_CODE(&f, 200);
+    }
+#undef MERGE
+    fx_req(&f, "POST", "/api/v1/namespaces/default/pods/p1/binding",
+           "{\"apiVersion\":\"v1\",\"kind\":\"Binding\",\"metadata\":{\"name\":\"p1\"},"
+           "\"target\":{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"name\":\"node-a\"}}");
+    FX_ASSERT_CODE(&f, 201);
+    fx_req(&f, "GET", p, NULL);
+    assert_string_equal(fx_str(&f, "spec.nodeName"), "node-a");
+    assert_non_null(strstr(f.body, "\"image\":\"busybox:2\""));
+    fx_close(&f);
+}
+
 static void test_pods(void **state)
 {
     fx f;
@@ -1171,6 +1236,7 @@ int main(void)
         cmocka_unit_test(test_gc_orphan_same_resource),
         cmocka_unit_test(test_namespace_deletion),
         cmocka_unit_test(test_strict_fields),
+        cmocka_unit_test(test_pod_update_rules),
         cmocka_unit_test(test_bodies),
         cmocka_unit_test(test_list_paging),
         cmocka_unit_test(test_selectors),
