@@ -56,6 +56,10 @@ static dra_err bad(plan *p, const char *fmt, ...)
     return p->err;
 }
 
+/* Where the sandbox sees a dra-shim that lives in one of its fresh file
+ * systems (see node_ctr_plan). */
+#define SHIM_IN_SANDBOX "/dev/.dra-shim"
+
 /* Paths the sandbox builds fresh: mount points there need no help. */
 static int in_fresh_fs(const char *path)
 {
@@ -251,6 +255,13 @@ dra_err node_ctr_plan(dra_arena *a, const dra_node_ctr_config *cfg, const char *
     if (cwd[0] != '/')
         return bad(&p, "the working directory \"%s\" is not absolute", cwd);
     plan_base(&p, bwrap, cfg);
+    /* The sandbox runs dra-shim's init by path. One under /tmp (a build
+     * tree there) would be hidden by the container's own /tmp: bind it
+     * into the fresh /dev instead. */
+    if (in_fresh_fs(shim)) {
+        args3(&p, "--ro-bind", shim, SHIM_IN_SANDBOX);
+        shim = SHIM_IN_SANDBOX;
+    }
     if (cfg->edits)
         plan_edits(&p, cfg->edits);
     arg(&p, "--clearenv");

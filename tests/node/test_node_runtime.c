@@ -405,6 +405,32 @@ static void test_follow(void **state)
     dra_node_ctr_free(c);
 }
 
+/* A dra-shim under /tmp (a build tree there) is hidden by the
+ * container's own /tmp; the runtime binds it in. The container starts
+ * with no signal ignored or blocked (the shim ignores SIGPIPE, SIGHUP
+ * and SIGINT itself, and drad blocks SIGTERM: neither may leak in). */
+static void test_shim_in_tmp_and_signals(void **state)
+{
+    dra_node_runtime_opts o;
+    dra_node_runtime *saved = rt;
+    char shim[512], dir[512], cmd[1200];
+    run_result r;
+    (void)state;
+    path_in(shim, sizeof shim, "dra-shim");
+    path_in(dir, sizeof dir, "state-tmpshim");
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", DRA_SHIM_PATH, shim);
+    assert_int_equal(system(cmd), 0);
+    memset(&o, 0, sizeof o);
+    o.state_dir = dir;
+    o.shim = shim;
+    assert_int_equal(dra_node_runtime_new(&o, NULL, &rt, NULL), DRA_OK);
+    run("tmpshim", "grep -E '^Sig(Blk|Ign)' /proc/self/status", NULL, 0, NULL, &r);
+    dra_node_runtime_free(rt);
+    rt = saved;
+    assert_int_equal(r.st.exit_code, 0);
+    assert_string_equal(r.log, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+}
+
 static int setup(void **state)
 {
     dra_node_runtime_opts o;
@@ -448,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_signals_and_reopen),
         cmocka_unit_test(test_logs),
         cmocka_unit_test(test_follow),
+        cmocka_unit_test(test_shim_in_tmp_and_signals),
     };
     dra_diag d;
     int rc;
