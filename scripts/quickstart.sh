@@ -54,7 +54,8 @@ stop() {
 say "starting drad (data in $data, log in $data/drad.log)"
 build/cmd/drad/drad --data-dir "$data/data" --listen 127.0.0.1:0 >"$data/ready" 2>"$data/drad.log" &
 pid=$!
-[ -n "${QUICKSTART_KEEP:-}" ] || trap stop EXIT INT TERM
+# On any failure drad is stopped; QUICKSTART_KEEP keeps it only on success.
+trap stop EXIT INT TERM
 i=0
 until grep -q 'kubeconfig: ' "$data/ready" 2>/dev/null; do
     kill -0 "$pid" 2>/dev/null || { cat "$data/drad.log"; exit 1; }
@@ -90,6 +91,7 @@ if [ -n "${QUICKSTART_KEEP:-}" ]; then
     say "drad keeps running (pid $pid)"
     echo "export KUBECONFIG=$KUBECONFIG"
     echo "stop it with: kill $pid   (its data: $data)"
+    pid=
 else
     say "stopping drad"
     stop
