@@ -40,7 +40,8 @@ if [ -z "$KUBECTL" ]; then
 fi
 k() { "$KUBECTL" "$@"; }
 
-data=$(mktemp -d /tmp/dra-quickstart.XXXXXX)
+# A short path: the nodes' gRPC sockets live under it (108-byte limit).
+data=$(mktemp -d /tmp/dra-qs.XXXXXX)
 pid=
 stop() {
     [ -n "$pid" ] || return 0
@@ -48,6 +49,10 @@ stop() {
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     pid=
+    # Kubelet directories drad moved to a short path, if it had to.
+    for l in "$data"/data/nodes/*/kubelet; do
+        [ -L "$l" ] && rm -rf "$(dirname "$(readlink "$l")")"
+    done
     rm -rf "$data"
 }
 
