@@ -46,9 +46,9 @@ mark apply-seed; k apply -f "$src/examples/seed.yaml"
 mark get-ns; k get namespace pbx -o yaml
 mark describe-pod; k describe pod gpu-test-pod
 mark describe-claim; k describe resourceclaims
-mark patch-claim; k patch resourceclaimtemplate single-gpu --type=merge -p '{"metadata":{"labels":{"x":"y"}}}'
+mark patch-claim; k patch resourceclaimtemplate single-gpu --type=merge -p '{"metadata":{"labels":{"x":"one"}}}'
 mark replace; "$kubectl" get resourceclaimtemplate single-gpu -o yaml >"$tmp/rct.yaml" 2>>"$tmp/log"; k replace -f "$tmp/rct.yaml"
-mark edit; KUBE_EDITOR="sed -i -e s/x:\\ y/x:\\ z/" k edit resourceclaimtemplate single-gpu
+mark edit; KUBE_EDITOR="sed -i -e s/x:\\ one/x:\\ two/" k edit resourceclaimtemplate single-gpu
 mark create-f-ns; printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: pbf}\n' >"$tmp/ns.yaml"; k create -f "$tmp/ns.yaml"
 mark wait; k wait --for=delete pod/nonexistent --timeout=1s
 mark run; k run pbpod --image=busybox --restart=Never
