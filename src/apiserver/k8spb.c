@@ -289,7 +289,6 @@ static dra_err rd_skip(pb_ctx *c, pb_rd *r, uint32_t num, unsigned wt)
 
 typedef struct pb_obj pb_obj;
 typedef struct pb_slot {
-    int seen;
     dra_doc *v;            /* scalar, string list, string map, time, raw JSON */
     pb_obj *obj, **tail;   /* PB_MSG: the message, or the list of repeated ones */
     size_t n;              /* repeated messages in the list */
@@ -395,7 +394,9 @@ static dra_err map_entry(pb_ctx *c, pb_rd b, dra_doc **m)
     return dra_doc_map_set(c->a, *m, key, val);
 }
 
-/* metav1.FieldsV1: its Raw (field 1, the last one wins) is JSON text. */
+/* metav1.FieldsV1: its Raw (field 1, the last one wins) is JSON text.
+ * A FieldsV1 without Raw keeps what an earlier one gave (messages merge),
+ * or is null. */
 static dra_err rawjson_doc(pb_ctx *c, pb_rd b, dra_doc **out)
 {
     pb_rd raw = {NULL, NULL};
@@ -418,7 +419,7 @@ static dra_err rawjson_doc(pb_ctx *c, pb_rd b, dra_doc **out)
     }
     if ((e = count_item(c, raw.p)))
         return e;
-    dra_diag_init(&jd, c->d ? c->d->mem : NULL);
+    dra_diag_init(&jd, c->a->mem);
     jd.max = 1;
     e = dra_doc_parse_json(c->a, (const char *)raw.p, (size_t)(raw.end - raw.p), out, &jd);
     if (e && e != DRA_ENOMEM) {
@@ -526,8 +527,6 @@ static dra_err field_read(pb_ctx *c, pb_obj *o, size_t i, unsigned wt, pb_rd *r)
         if (!e)
             e = field_delimited(c, f, s, b);
     }
-    if (!e)
-        s->seen = 1;
     path_pop(c, old);
     return e;
 }

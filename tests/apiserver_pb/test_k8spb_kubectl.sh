@@ -5,7 +5,8 @@
 # 1.32+ kubectl creates a namespace (its -v=8 log shows the protobuf
 # Content-Type), the namespace is listed and Active, a server dry run
 # stores nothing, --save-config's annotation arrives, a second create is
-# AlreadyExists. drad is stopped by its pid, also on failure. Exit 77 when
+# AlreadyExists; drad then stops with status 0 (valgrind-clean under
+# $DRA_TEST_LAUNCHER). drad is stopped by its pid, also on failure. Exit 77 when
 # no kubectl 1.32+ is installed.
 set -u
 drad=$1
@@ -13,17 +14,19 @@ launcher=${DRA_TEST_LAUNCHER:-}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/k8spb.XXXXXX")
 pid=
 fails=0
-cleanup() {
+rc=0
+stop() { # sets rc to drad's exit status (valgrind's 99 when it found errors)
+  rc=0
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     kill -TERM "$pid" 2>/dev/null
     i=0
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
     kill -KILL "$pid" 2>/dev/null
   fi
-  [ -n "$pid" ] && wait "$pid" 2>/dev/null
+  if [ -n "$pid" ]; then wait "$pid" 2>/dev/null; rc=$?; fi
   pid=
-  rm -rf "$dir"
 }
+cleanup() { stop; rm -rf "$dir"; }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
@@ -78,6 +81,8 @@ for k in $kubectls; do
   out=$("$k" delete namespace "$ns-sc" --wait=false 2>&1) || fail "$v: delete: $out"
 done
 
+stop
+[ $rc -eq 0 ] || fail "drad exited with $rc at SIGTERM: $(tail -20 "$dir/err")"
 cleanup
 trap - EXIT
 if [ $fails -gt 0 ]; then
