@@ -17,7 +17,8 @@ typedef struct kind_rules {
     const char *resource;
     int status_sub;   /* has a status subresource: main writes keep status */
     int generation;   /* metadata.generation is kept */
-    int create_status; /* 0 keep, 1 wipe, 2 pod Pending, 3 namespace Active */
+    int create_status; /* 0 keep, 1 wipe, 2 pod Pending, 3 namespace (its
+                        * status and finalizer: dra_api_default_doc) */
 } kind_rules;
 
 static const kind_rules rules[] = {
@@ -193,32 +194,22 @@ static const char *pod_qos(const dra_doc *pod)
     return guaranteed ? "Guaranteed" : "Burstable";
 }
 
+/* The registry's PrepareForCreate, the part that needs no defaults:
+ * claims lose their status, pods start Pending (their QoS class comes
+ * after defaulting, pod_status_create). Namespaces get theirs from
+ * dra_api_default_doc. */
 static dra_err strategy_create(api_req *r, const kind_rules *k, dra_doc *obj)
 {
-    dra_doc *st, *spec, *fin, *s;
+    dra_doc *st;
     switch (k->create_status) {
     case 1:
         api_doc_del(obj, "status");
         return DRA_OK;
     case 2:
         if (!(st = dra_doc_new_map(&r->a, 2)) ||
-            api_doc_set_str(&r->a, st, "phase", "Pending") ||
-            api_doc_set_str(&r->a, st, "qosClass", pod_qos(obj)))
+            api_doc_set_str(&r->a, st, "phase", "Pending"))
             return DRA_ENOMEM;
         return dra_doc_map_set(&r->a, obj, "status", st);
-    case 3:
-        if (!(st = dra_doc_new_map(&r->a, 1)) ||
-            api_doc_set_str(&r->a, st, "phase", "Active") ||
-            dra_doc_map_set(&r->a, obj, "status", st))
-            return DRA_ENOMEM;
-        /* The namespace controller's finalizer, present from the start. */
-        if (!(spec = api_doc_map(&r->a, obj, "spec")) ||
-            !(fin = dra_doc_new_list(&r->a, 1)) ||
-            !(s = dra_doc_new_string(&r->a, "kubernetes", 10)) ||
-            dra_doc_list_push(&r->a, fin, s) ||
-            dra_doc_map_set(&r->a, spec, "finalizers", fin))
-            return DRA_ENOMEM;
-        return DRA_OK;
     default:
         return DRA_OK;
     }
@@ -284,117 +275,7 @@ static dra_err strategy_update(api_req *r, const kind_rules *k, api_mode mode,
     return DRA_OK;
 }
 
-/* ---- pod defaults -------------------------------------------------------------- */
-
-static dra_err set_default(dra_arena *a, dra_doc *m, const char *key, dra_doc *v)
-{
-    if (api_doc_at(m, key))
-        return DRA_OK;
-    return v ? dra_doc_map_set(a, m, key, v) : DRA_ENOMEM;
-}
-
-static dra_doc *str(dra_arena *a, const char *s)
-{
-    return dra_doc_new_string(a, s, strlen(s));
-}
-
-/* imagePullPolicy by the image reference: Always for :latest or no tag,
- * IfNotPresent for any other tag or a digest (SetDefaults_Container). */
-static const char *pull_policy(const char *image)
-{
-    const char *slash = image ? strrchr(image, '/') : NULL;
-    const char *last = slash ? slash + 1 : image;
-    const char *colon;
-    if (!image || strchr(image, '@'))
-        return "IfNotPresent";
-    colon = strrchr(last, ':');
-    if (!colon || !strcmp(colon + 1, "latest"))
-        return "Always";
-    return "IfNotPresent";
-}
-
-static dra_err container_defaults(dra_arena *a, dra_doc *c)
-{
-    dra_doc *ports = api_doc_at(c, "ports");
-    dra_err e;
-    if (c->kind != DRA_DOC_MAP)
-        return DRA_OK;
-    if ((e = set_default(a, c, "terminationMessagePath", str(a, "/dev/termination-log"))) ||
-        (e = set_default(a, c, "terminationMessagePolicy", str(a, "File"))) ||
-        (e = set_default(a, c, "imagePullPolicy",
-                         str(a, pull_policy(api_doc_str(c, "image"))))) ||
-        (e = set_default(a, c, "resources", dra_doc_new_map(a, 0))))
-        return e;
-    for (size_t i = 0; ports && ports->kind == DRA_DOC_LIST && i < ports->u.list.n; i++)
-        if (ports->u.list.items[i]->kind == DRA_DOC_MAP &&
-            (e = set_default(a, ports->u.list.items[i], "protocol", str(a, "TCP"))))
-            return e;
-    return DRA_OK;
-}
-
-/* A toleration for node.kubernetes.io/<key>:NoExecute for 300 s unless
- * the pod already tolerates that key (DefaultTolerationSeconds). */
-static dra_err default_toleration(dra_arena *a, dra_doc *spec, const char *key)
-{
-    dra_doc *l = api_doc_at(spec, "tolerations"), *t;
-    for (size_t i = 0; l && l->kind == DRA_DOC_LIST && i < l->u.list.n; i++) {
-        const char *k = api_doc_str(l->u.list.items[i], "key");
-        const char *eff = api_doc_str(l->u.list.items[i], "effect");
-        if ((!k || !*k || !strcmp(k, key)) && (!eff || !*eff || !strcmp(eff, "NoExecute")))
-            return DRA_OK;
-    }
-    if (!l && (!(l = dra_doc_new_list(a, 2)) || dra_doc_map_set(a, spec, "tolerations", l)))
-        return DRA_ENOMEM;
-    if (l->kind != DRA_DOC_LIST)
-        return DRA_OK;
-    if (!(t = dra_doc_new_map(a, 4)) || api_doc_set_str(a, t, "key", key) ||
-        api_doc_set_str(a, t, "operator", "Exists") ||
-        api_doc_set_str(a, t, "effect", "NoExecute") ||
-        api_doc_set_int(a, t, "tolerationSeconds", 300))
-        return DRA_ENOMEM;
-    return dra_doc_list_push(a, l, t);
-}
-
-/* kube-apiserver's Pod defaulting (SetDefaults_PodSpec, _Container) and,
- * on create, what its default admission plugins add (Priority,
- * DefaultTolerationSeconds). The service account and its token volume
- * are not added: drad serves no ServiceAccounts. */
-static dra_err pod_defaults(api_req *r, dra_doc *pod, int create)
-{
-    dra_arena *a = &r->a;
-    dra_doc *spec = api_doc_map(a, pod, "spec");
-    static const char *const lists[] = {"containers", "initContainers"};
-    dra_err e;
-    if (!spec)
-        return DRA_OK;
-    if ((e = set_default(a, spec, "restartPolicy", str(a, "Always"))) ||
-        (e = set_default(a, spec, "terminationGracePeriodSeconds", dra_doc_new_int(a, 30))) ||
-        (e = set_default(a, spec, "dnsPolicy", str(a, "ClusterFirst"))) ||
-        (e = set_default(a, spec, "securityContext", dra_doc_new_map(a, 0))) ||
-        (e = set_default(a, spec, "schedulerName", str(a, "default-scheduler"))) ||
-        (e = set_default(a, spec, "enableServiceLinks", dra_doc_new_bool(a, 1))))
-        return e;
-    for (size_t k = 0; k < 2; k++) {
-        dra_doc *l = api_doc_at(spec, lists[k]);
-        for (size_t i = 0; l && l->kind == DRA_DOC_LIST && i < l->u.list.n; i++)
-            if ((e = container_defaults(a, l->u.list.items[i])))
-                return e;
-    }
-    if (!create)
-        return DRA_OK;
-    if (!api_doc_at(spec, "priorityClassName") &&
-        ((e = set_default(a, spec, "priority", dra_doc_new_int(a, 0))) ||
-         (e = set_default(a, spec, "preemptionPolicy", str(a, "PreemptLowerPriority")))))
-        return e;
-    if ((e = default_toleration(a, spec, "node.kubernetes.io/not-ready")) ||
-        (e = default_toleration(a, spec, "node.kubernetes.io/unreachable")))
-        return e;
-    return DRA_OK;
-}
-
 /* ---- pod updates (kube's ValidatePodUpdate) ------------------------------------------ */
-
-static const char *obj_name(api_req *r, const dra_doc *obj);
 
 /* 1 when toleration |t| is in |l| up to its tolerationSeconds, 0 when
  * not, -1 when out of memory. */
@@ -524,22 +405,6 @@ static dra_err pod_update_rules(api_req *r, const dra_doc *ns, const dra_doc *os
         return e;
     }
     return DRA_OK;
-}
-
-/* A pod update (main resource, after defaulting) against the stored pod. */
-static dra_err pod_update_check(api_req *r, const dra_doc *obj, const dra_doc *old)
-{
-    const dra_doc *ns = api_doc_at(obj, "spec"), *os = api_doc_at(old, "spec");
-    dra_diag d;
-    dra_err e;
-    if (!ns || !os || ns->kind != DRA_DOC_MAP || os->kind != DRA_DOC_MAP)
-        return DRA_OK;
-    dra_diag_init(&d, r->srv->mem);
-    e = pod_update_rules(r, ns, os, &d);
-    if (!e && d.n && !(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
-        e = DRA_EINVALID;
-    dra_diag_fini(&d);
-    return e;
 }
 
 /* ---- system metadata ----------------------------------------------------------------- */
@@ -737,67 +602,126 @@ static const char *obj_name(api_req *r, const dra_doc *obj)
     return n ? n : (r->name ? r->name : "");
 }
 
+/* The defaulting pass a write mode gets: admission acts on the main
+ * resource's creates and updates, a status write gets scheme defaults. */
+static dra_api_op default_op(api_mode mode)
+{
+    if (mode == API_CREATE)
+        return DRA_API_OP_CREATE;
+    return mode == API_UPDATE ? DRA_API_OP_UPDATE : DRA_API_OP_DECODE;
+}
+
+/* Admission's refusal: 403 `pods "x" is forbidden: ...`. |name| is the
+ * name admission saw: on a create the one the client sent ("" with
+ * generateName, which is drawn only after admission). */
+static dra_err forbidden(api_req *r, const char *name, const dra_diag *d)
+{
+    const char *why = dra_diag_first(d), *res = api_qualified(&r->a, r->sres);
+    dra_err e;
+    if (!res)
+        return DRA_ENOMEM;
+    e = api_fail(r, 403, "Forbidden", r->sres, name, "%s \"%s\" is forbidden: %s", res, name,
+                 why ? why : "");
+    return e ? e : DRA_EINVALID;
+}
+
+/* Decodes |obj| into *o, with the unknown-field rules (a 400 under
+ * Strict, dropped otherwise). DRA_EINVALID when answered. */
+static dra_err typed_decode(api_req *r, dra_doc *obj, dra_object **o, dra_diag *d)
+{
+    int dropped;
+    dra_err e = dra_api_decode(&r->a, obj, o, d);
+    if (e == DRA_ENOMEM)
+        return e;
+    if (e)
+        return decode_failed(r, d);
+    if ((e = unknown_fields(r, *o, obj, &dropped)))
+        return e;
+    if (!dropped)
+        return DRA_OK;
+    dra_diag_clear(d);
+    return dra_api_decode(&r->a, obj, o, d);
+}
+
+/* Validation of the defaulted |o| (against |oo| on updates), then its
+ * encoding into *out; a pod update through the main resource adds kube's
+ * ValidatePodUpdate rules against the stored |old|. The findings go into
+ * one 422, as kube's strategy returns them. */
+static dra_err typed_check(api_req *r, api_mode mode, const dra_object *o,
+                           const dra_object *oo, const dra_doc *old, const char *name,
+                           dra_doc **out, dra_diag *d)
+{
+    dra_err e;
+    if (mode == API_CREATE || !oo)
+        e = dra_api_validate(o, d);
+    else if (mode == API_UPDATE)
+        e = dra_api_validate_update(oo, o, d);
+    else
+        e = dra_api_validate_status_update(oo, o, d);
+    if (e && e != DRA_EINVALID)
+        return e;
+    if ((e = dra_api_encode(&r->a, o, out)))
+        return e;
+    if (o->kind == DRA_KIND_POD && mode == API_UPDATE && old) {
+        const dra_doc *ns = api_doc_at(*out, "spec"), *os = api_doc_at(old, "spec");
+        if (ns && os && ns->kind == DRA_DOC_MAP && os->kind == DRA_DOC_MAP &&
+            (e = pod_update_rules(r, ns, os, d)))
+            return e;
+    }
+    if (!d->n)
+        return DRA_OK;
+    e = api_invalid(r, r->sres, name, d);
+    return e ? e : DRA_EINVALID;
+}
+
+/* The typed kinds: decode, kube's defaulting and default admission
+ * (dra_api_default), validation, encoding. |sent| is the name the client
+ * sent (for admission's 403). */
 static dra_err typed(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
-                     dra_doc **out)
+                     const char *sent, dra_doc **out)
 {
     dra_diag d;
     dra_object *o = NULL, *oo = NULL;
+    const char *name = obj_name(r, obj);
     dra_err e;
     dra_diag_init(&d, r->srv->mem);
-    e = dra_api_decode(&r->a, obj, &o, &d);
-    if (e == DRA_ENOMEM)
+    if ((e = typed_decode(r, obj, &o, &d)))
         goto done;
-    if (e) {
-        e = decode_failed(r, &d);
-        goto done;
-    }
-    {
-        int dropped;
-        if ((e = unknown_fields(r, o, obj, &dropped)))
-            goto done;
-        if (dropped) {
-            dra_diag_clear(&d);
-            if ((e = dra_api_decode(&r->a, obj, &o, &d)))
-                goto done;
-        }
-    }
-    dra_api_set_defaults(o);
     if (old) {
         dra_diag_clear(&d);
         if ((e = dra_api_decode(&r->a, old, &oo, &d)) == DRA_ENOMEM)
             goto done;
-        /* A stored object always decodes; if not, validate as a create. */
+        /* A stored object always decodes; if not, treat this as a create
+         * for validation, with no stored values to keep. */
         if (e)
             oo = NULL;
     }
     dra_diag_clear(&d);
-    if (mode == API_CREATE || !oo)
-        e = dra_api_validate(o, &d);
-    else if (mode == API_UPDATE)
-        e = dra_api_validate_update(oo, o, &d);
-    else
-        e = dra_api_validate_status_update(oo, o, &d);
-    if (e == DRA_EINVALID) {
-        if (!(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
-            e = DRA_EINVALID;
-        goto done;
-    }
+    e = dra_api_default(&r->a, o, default_op(mode), oo, &d);
+    if (e == DRA_EFORBIDDEN)
+        e = forbidden(r, mode == API_CREATE ? (sent ? sent : "") : name, &d);
     if (e)
         goto done;
-    e = dra_api_encode(&r->a, o, out);
+    dra_diag_clear(&d);
+    e = typed_check(r, mode, o, oo, old, name, out, &d);
 done:
     dra_diag_fini(&d);
     return e;
 }
 
-static dra_err untyped(api_req *r, dra_doc *obj, dra_doc **out)
+/* Namespaces and Events, kept as documents: their defaults
+ * (dra_api_default_doc; api_prepare has drawn the name already, which a
+ * namespace's kubernetes.io/metadata.name label follows) and name rules. */
+static dra_err untyped(api_req *r, api_mode mode, dra_doc *obj, dra_doc **out)
 {
     dra_diag d;
-    dra_err e = DRA_OK;
+    dra_err e;
     dra_diag_init(&d, r->srv->mem);
-    check_doc_name(r->sres, obj, &d);
-    if (d.n) {
-        if (!(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
+    e = dra_api_default_doc(&r->a, obj, default_op(mode), &d);
+    if (!e) {
+        dra_diag_clear(&d);
+        check_doc_name(r->sres, obj, &d);
+        if (d.n && !(e = api_invalid(r, r->sres, obj_name(r, obj), &d)))
             e = DRA_EINVALID;
     }
     dra_diag_fini(&d);
@@ -805,10 +729,26 @@ static dra_err untyped(api_req *r, dra_doc *obj, dra_doc **out)
     return e;
 }
 
+/* status.qosClass of a created pod, from its defaulted resources (the
+ * registry's PrepareForCreate runs after decoding and admission). */
+static dra_err pod_status_create(api_req *r, dra_doc *pod)
+{
+    dra_doc *st = api_doc_map(&r->a, pod, "status");
+    if (!st)
+        return DRA_ENOMEM;
+    return api_doc_set_str(&r->a, st, "qosClass", pod_qos(pod));
+}
+
+static int is_pods(const api_resource *res)
+{
+    return !strcmp(res->resource, "pods") && !*res->group;
+}
+
 dra_err api_prepare(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
                     dra_doc **out)
 {
     const kind_rules *k = rules_for(r->sres);
+    const char *sent;
     dra_doc *meta;
     dra_err e;
     *out = NULL;
@@ -824,14 +764,10 @@ dra_err api_prepare(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
         e = strategy_create(r, k, obj);
     else
         e = strategy_update(r, k, mode, obj, old);
-    if (!e && !strcmp(r->sres->resource, "pods") && !*r->sres->group) {
-        e = pod_defaults(r, obj, mode == API_CREATE);
-        if (!e && mode == API_UPDATE && old)
-            e = pod_update_check(r, obj, old);
-    }
     if (e)
         return e;
     meta = api_meta(obj);
+    sent = api_doc_str(meta, "name");
     if (mode == API_CREATE)
         e = meta_create(r, k, meta);
     else
@@ -839,9 +775,11 @@ dra_err api_prepare(api_req *r, api_mode mode, dra_doc *obj, const dra_doc *old,
     if (e)
         return e;
     if (r->sres->dkind != DRA_KIND_UNKNOWN)
-        e = typed(r, mode, obj, old, out);
+        e = typed(r, mode, obj, old, sent, out);
     else
-        e = untyped(r, obj, out);
+        e = untyped(r, mode, obj, out);
+    if (!e && mode == API_CREATE && is_pods(r->sres))
+        e = pod_status_create(r, *out);
     if (e)
         return e;
     api_order(*out);
