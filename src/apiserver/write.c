@@ -165,33 +165,83 @@ static dra_err check_namespace(api_req *r, dra_doc *meta)
 
 /* ---- the strategy ------------------------------------------------------------------- */
 
-/* Pod QoS class from the containers' requests and limits, the way
- * qos.GetPodQOS decides it for cpu and memory. */
+/* Pod QoS (qos.ComputePodQOS): sums of the positive cpu and memory
+ * quantities, compared as quantities ("1" equals "1000m"). */
+typedef struct qos_sum {
+    dra_quantity q[2]; /* cpu, memory */
+    int has[2];
+} qos_sum;
+
+/* Adds the cpu and memory of resource list |list| to |s|; *found gets
+ * bit k for each of them present with a positive value. */
+static void qos_add(qos_sum *s, const dra_doc *list, unsigned *found)
+{
+    static const char *const names[] = {"cpu", "memory"};
+    for (size_t k = 0; k < 2; k++) {
+        const dra_doc *v = api_doc_at(list, names[k]);
+        dra_quantity q, sum;
+        if (!v)
+            continue;
+        if (v->kind == DRA_DOC_INT)
+            q = dra_quantity_from_int64(v->u.i, DRA_QTY_DECIMAL_SI);
+        else if (v->kind != DRA_DOC_STRING ||
+                 dra_quantity_parse(v->u.str.s, v->u.str.len, &q))
+            continue;
+        if (dra_quantity_sign(&q) <= 0)
+            continue;
+        *found |= 1u << k;
+        if (!s->has[k])
+            s->q[k] = q;
+        else if (!dra_quantity_add(&s->q[k], &q, &sum))
+            s->q[k] = sum;
+        s->has[k] = 1;
+    }
+}
+
+/* Accounts one resources member ({requests, limits}); a limits list that
+ * lacks a positive cpu or memory limit rules Guaranteed out. |need_limits|
+ * says whether that holds only for a non-empty limits list (pod level) or
+ * always (containers). */
+static void qos_resources(const dra_doc *res, qos_sum *req, qos_sum *lim,
+                          int need_limits, int *guaranteed)
+{
+    const dra_doc *l = api_doc_at(res, "limits");
+    unsigned found = 0, unused = 0;
+    qos_add(req, api_doc_at(res, "requests"), &unused);
+    qos_add(lim, l, &found);
+    if ((need_limits || (l && l->kind == DRA_DOC_MAP && l->u.map.n)) && found != 3u)
+        *guaranteed = 0;
+}
+
+/* The QoS class of a defaulted pod document. Pod-level resources decide
+ * when spec.resources is present (PodLevelResources, on in 1.35),
+ * otherwise the containers and init containers. */
 static const char *pod_qos(const dra_doc *pod)
 {
-    const dra_doc *spec = api_doc_at(pod, "spec");
-    int any = 0, guaranteed = 1;
-    const char *lists[] = {"containers", "initContainers"};
-    for (size_t l = 0; l < 2; l++) {
-        const dra_doc *cs = api_doc_at(spec, lists[l]);
-        for (size_t i = 0; cs && cs->kind == DRA_DOC_LIST && i < cs->u.list.n; i++) {
-            const dra_doc *res = api_doc_at(cs->u.list.items[i], "resources");
-            const dra_doc *req = api_doc_at(res, "requests");
-            const dra_doc *lim = api_doc_at(res, "limits");
-            const char *names[] = {"cpu", "memory"};
-            for (size_t k = 0; k < 2; k++) {
-                const dra_doc *rq = api_doc_at(req, names[k]);
-                const dra_doc *lm = api_doc_at(lim, names[k]);
-                if (rq || lm)
-                    any = 1;
-                if (!lm || (rq && !dra_doc_equal(rq, lm)))
-                    guaranteed = 0;
-            }
+    const dra_doc *spec = api_doc_at(pod, "spec"), *pr = api_doc_at(spec, "resources");
+    static const char *const lists[] = {"containers", "initContainers"};
+    qos_sum req, lim;
+    int guaranteed = 1;
+    memset(&req, 0, sizeof req);
+    memset(&lim, 0, sizeof lim);
+    if (pr && pr->kind == DRA_DOC_MAP) {
+        qos_resources(pr, &req, &lim, 0, &guaranteed);
+    } else {
+        for (size_t l = 0; l < 2; l++) {
+            const dra_doc *cs = api_doc_at(spec, lists[l]);
+            for (size_t i = 0; cs && cs->kind == DRA_DOC_LIST && i < cs->u.list.n; i++)
+                qos_resources(api_doc_at(cs->u.list.items[i], "resources"), &req, &lim, 1,
+                              &guaranteed);
         }
     }
-    if (!any)
+    if (!req.has[0] && !req.has[1] && !lim.has[0] && !lim.has[1])
         return "BestEffort";
-    return guaranteed ? "Guaranteed" : "Burstable";
+    for (size_t k = 0; k < 2; k++)
+        if (req.has[k] && (!lim.has[k] || dra_quantity_cmp(&req.q[k], &lim.q[k])))
+            guaranteed = 0;
+    if (guaranteed && req.has[0] + req.has[1] == lim.has[0] + lim.has[1])
+        return "Guaranteed";
+    return "Burstable";
 }
 
 /* The registry's PrepareForCreate, the part that needs no defaults:

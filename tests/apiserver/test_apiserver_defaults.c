@@ -2,7 +2,8 @@
  * path (src/apiserver/write.c over dra_api_default and
  * dra_api_default_doc): a created pod stores what kube-apiserver stores,
  * namespaces get their label and an appended finalizer, Priority
- * admission's 403s, and DefaultTolerationSeconds on updates (the seed pod applied twice). */
+ * admission's 403s, the QoS class from defaulted quantities, and
+ * DefaultTolerationSeconds on updates (the seed pod applied twice). */
 #include "api_fixture.h"
 
 #define PODS "/api/v1/namespaces/default/pods"
@@ -153,6 +154,65 @@ static void test_pod_priority_forbidden(void **state)
     fx_close(&f);
 }
 
+/* Creates pod |name| with |containers| (a JSON list) and optional
+ * pod-level |res|, and returns its QoS class (static). */
+static const char *qos_of(fx *f, const char *name, const char *containers, const char *res)
+{
+    char body[1024];
+    static char qos[32];
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\"},"
+             "\"spec\":{%s%s%s\"containers\":%s}}",
+             name, res ? "\"resources\":" : "", res ? res : "", res ? "," : "", containers);
+    fx_req(f, "POST", PODS, body);
+    FX_ASSERT_CODE(f, 201);
+    snprintf(qos, sizeof qos, "%s", fx_str(f, "status.qosClass"));
+    return qos;
+}
+
+#define CTR(res) "{\"name\":\"c\",\"image\":\"busybox\",\"resources\":" res "}"
+
+/* The QoS class is computed after defaulting (requests from limits) and
+ * compares quantities, not their spelling. */
+static void test_pod_qos(void **state)
+{
+    fx f;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    assert_string_equal(qos_of(&f, "q1", "[" CTR("{}") "]", NULL), "BestEffort");
+    assert_string_equal(
+        qos_of(&f, "q2",
+               "[" CTR("{\"requests\":{\"cpu\":\"1\",\"memory\":\"1Gi\"},"
+                       "\"limits\":{\"cpu\":\"1000m\",\"memory\":\"1024Mi\"}}") "]",
+               NULL),
+        "Guaranteed");
+    assert_string_equal(qos_of(&f, "q3", "[" CTR("{\"limits\":{\"cpu\":\"2\",\"memory\":\"1G\"}}") "]",
+                               NULL),
+                        "Guaranteed");
+    fx_req(&f, "GET", PODS "/q3", NULL);
+    assert_non_null(strstr(f.body, "\"requests\":{\"cpu\":\"2\",\"memory\":\"1G\"}"));
+    assert_string_equal(qos_of(&f, "q4", "[" CTR("{\"requests\":{\"cpu\":\"1\"}}") "]", NULL),
+                        "Burstable");
+    assert_string_equal(qos_of(&f, "q5", "[" CTR("{\"limits\":{\"cpu\":\"1\"}}") "]", NULL),
+                        "Burstable");
+    assert_string_equal(
+        qos_of(&f, "q6",
+               "[" CTR("{\"requests\":{\"cpu\":\"500m\",\"memory\":\"1Gi\"},"
+                       "\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}") "]",
+               NULL),
+        "Burstable");
+    /* Zero values do not count; other resources neither. */
+    assert_string_equal(
+        qos_of(&f, "q7", "[" CTR("{\"limits\":{\"cpu\":\"0\",\"nvidia.com/gpu\":\"1\"}}") "]",
+               NULL),
+        "BestEffort");
+    /* Pod-level resources decide when present. */
+    assert_string_equal(qos_of(&f, "q8", "[" CTR("{}") "]",
+                               "{\"limits\":{\"cpu\":\"1\",\"memory\":\"1Gi\"}}"),
+                        "Guaranteed");
+    fx_close(&f);
+}
+
 /* Namespaces: the kubernetes.io/metadata.name label follows the (final)
  * name over what the client sent, "kubernetes" is appended to the
  * client's finalizers, status is Active. */
@@ -214,6 +274,7 @@ int main(void)
         cmocka_unit_test(test_pod_create_defaults),
         cmocka_unit_test(test_pod_apply_again),
         cmocka_unit_test(test_pod_priority_forbidden),
+        cmocka_unit_test(test_pod_qos),
         cmocka_unit_test(test_namespace_defaults),
         cmocka_unit_test(test_event_defaults),
     };
