@@ -711,6 +711,33 @@ dra_err dra_api_validate_update(const dra_object *old_obj, const dra_object *new
 /* Status-subresource update rules (allocation set once and then immutable, reservedFor only when allocated and at most 256, devices status entries must name allocated devices, ...). */
 dra_err dra_api_validate_status_update(const dra_object *old_obj, const dra_object *new_obj, dra_diag *d);
 
+/* ---- format checks shared with the API server (src/api/validate_util.c) -- */
+
+/* The wording of the label key and value checks (ORDER label_words in
+ * validate_util.c). UTIL: k8s.io/apimachinery/pkg/util/validation, which
+ * object validation uses ("must be no more than 63 characters", "a
+ * qualified name ..."). CONTENT: pkg/api/validate/content of Kubernetes
+ * 1.35, which labels.Parse uses for label selectors ("... 63 bytes", "a
+ * valid label key ..."). The rules are the same. */
+typedef enum dra_api_wording {
+    DRA_API_WORDING_UTIL,
+    DRA_API_WORDING_CONTENT
+} dra_api_wording;
+
+/* apimachinery's IsQualifiedName (IsLabelKey) on |key|: stores its
+ * messages (static strings, upstream's order) in |msgs|, at most |cap|,
+ * and returns how many there are (at most 4; 0 for a valid key). */
+size_t dra_api_check_label_key(const char *key, dra_api_wording w,
+                               const char **msgs, size_t cap);
+/* IsValidLabelValue (IsLabelValue) on |value|, like the key check (at
+ * most 2 messages). */
+size_t dra_api_check_label_value(const char *value, dra_api_wording w,
+                                 const char **msgs, size_t cap);
+/* Appends s[0..len) to |b| quoted like Go's strconv.Quote (%q), as
+ * kube-apiserver prints bad values: printable UTF-8 kept, the rest
+ * escaped. Out of memory sets b->oom. */
+void dra_api_go_quote(dra_buf *b, const char *s, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -88,9 +88,6 @@ DRA_HIDDEN void v_invalid_json_str(vctx *v, const char *val, const char *detail)
 /* Appends |s| as a JSON string the way Go's encoding/json writes it. */
 DRA_HIDDEN void v_json_quote(dra_buf *b, const char *s, size_t len);
 
-/* Appends |s| quoted like Go's strconv.Quote (%q). */
-DRA_HIDDEN void v_quote(dra_buf *b, const char *s, size_t len);
-
 /* Format checks, the ones of k8s.io/apimachinery/pkg/util/validation.
  * Each appends its messages to |out| (which it does not clear). */
 DRA_HIDDEN void chk_dns_label(const char *s, vmsgs *out);

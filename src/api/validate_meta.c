@@ -313,7 +313,7 @@ void go_strlist(dra_buf *b, const char *const *items, size_t n, int set)
     for (size_t i = 0; i < n; i++) {
         if (i)
             dra_buf_puts(b, ", ");
-        v_quote(b, items[i] ? items[i] : "", items[i] ? strlen(items[i]) : 0);
+        dra_api_go_quote(b, items[i] ? items[i] : "", items[i] ? strlen(items[i]) : 0);
     }
     dra_buf_putc(b, '}');
 }

@@ -46,7 +46,7 @@ void v_key(vctx *v, const char *key, size_t trunc)
 
 /* ---- Go-compatible quoting --------------------------------------------- */
 
-void v_quote(dra_buf *b, const char *str, size_t len)
+void dra_api_go_quote(dra_buf *b, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;
     size_t i = 0, n;
@@ -145,7 +145,7 @@ static void v_with_value(vctx *v, const char *type, const char *val,
     dra_buf_init(&b, v_mem(v));
     dra_buf_printf(&b, "%s: ", type);
     if (quote)
-        v_quote(&b, val, len);
+        dra_api_go_quote(&b, val, len);
     else
         dra_buf_append(&b, val, len);
     if (detail && *detail)
@@ -234,7 +234,7 @@ void v_not_supported(vctx *v, const char *val, const char *const *supported,
         for (size_t i = 0; i < n; i++) {
             if (i)
                 dra_buf_puts(&b, ", ");
-            v_quote(&b, supported[i], strlen(supported[i]));
+            dra_api_go_quote(&b, supported[i], strlen(supported[i]));
         }
     }
     v_emit(v, &b);
@@ -278,18 +278,16 @@ static const char msg_subdomain_re[] =
     "characters, '-' or '.', and must start and end with an alphanumeric "
     "character (e.g. 'example.com', regex used for validation is '"
     DNS_SUBDOMAIN_FMT "')";
-static const char msg_qname_multi[] =
-    "a qualified name " QNAME_REGEX_MSG
-    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
+#define QNAME_MULTI_MSG(what)                                                 \
+    what " " QNAME_REGEX_MSG " with an optional DNS subdomain prefix and '/' " \
+    "(e.g. 'example.com/MyName')"
 static const char msg_prefix_empty[] = "prefix part must be non-empty";
-static const char msg_prefix_len[] = "prefix part must be no more than 253 characters";
 static const char msg_prefix_re[] =
     "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
     "alphanumeric characters, '-' or '.', and must start and end with an "
     "alphanumeric character (e.g. 'example.com', regex used for validation is '"
     DNS_SUBDOMAIN_FMT "')";
 static const char msg_name_empty[] = "name part must be non-empty";
-static const char msg_name_len[] = "name part must be no more than 63 characters";
 static const char msg_name_re[] = "name part " QNAME_REGEX_MSG;
 static const char msg_label_value_re[] =
     "a valid label must be an empty string or consist of alphanumeric "
@@ -301,6 +299,26 @@ static const char msg_c_ident_re[] =
     "followed by a string of alphanumeric characters or '_' (e.g. 'my_name',  "
     "or 'MY_NAME',  or 'MyName', regex used for validation is "
     "'[A-Za-z_][A-Za-z0-9_]*')";
+
+/* The messages in which the two wordings of the label key and value
+ * checks differ (ORDER dra_api_wording): util/validation's, which object
+ * validation uses, and validate/content's (Kubernetes 1.35), which
+ * labels.Parse uses for selectors. */
+static const struct label_words {
+    const char *multi, *prefix_len, *name_len, *value_len;
+} label_words[] = {
+    {QNAME_MULTI_MSG("a qualified name"),
+     "prefix part must be no more than 253 characters",
+     "name part must be no more than 63 characters", msg_label_len},
+    {QNAME_MULTI_MSG("a valid label key"),
+     "prefix part must be no more than 253 bytes",
+     "name part must be no more than 63 bytes", "must be no more than 63 bytes"},
+};
+
+static const struct label_words *words(dra_api_wording w)
+{
+    return &label_words[w == DRA_API_WORDING_CONTENT];
+}
 
 static void add(vmsgs *out, const char *m)
 {
@@ -413,12 +431,15 @@ void chk_qualified_name(const char *s, vmsgs *out)
     chk_qualified_name_ci(s, out, 0);
 }
 
-void chk_qualified_name_ci(const char *s, vmsgs *out, int ci)
+/* IsQualifiedName (IsLabelKey) in wording |w|; |ci|: judge the prefix as
+ * if lower-cased. */
+static void qualified_name(const char *s, vmsgs *out, int ci,
+                           const struct label_words *w)
 {
     const char *slash = strchr(s, '/');
     const char *name = s;
     if (slash && strchr(slash + 1, '/')) {
-        add(out, msg_qname_multi);
+        add(out, w->multi);
         return;
     }
     if (slash) {
@@ -427,7 +448,7 @@ void chk_qualified_name_ci(const char *s, vmsgs *out, int ci)
             add(out, msg_prefix_empty);
         } else {
             if (plen > 253)
-                add(out, msg_prefix_len);
+                add(out, w->prefix_len);
             if (!match_subdomain_ci(s, plen, ci))
                 add(out, msg_prefix_re);
         }
@@ -437,18 +458,52 @@ void chk_qualified_name_ci(const char *s, vmsgs *out, int ci)
     if (nlen == 0)
         add(out, msg_name_empty);
     else if (nlen > 63)
-        add(out, msg_name_len);
+        add(out, w->name_len);
     if (!match_qname(name, nlen))
         add(out, msg_name_re);
 }
 
-void chk_label_value(const char *s, vmsgs *out)
+static void label_value(const char *s, vmsgs *out, const struct label_words *w)
 {
     size_t len = strlen(s);
     if (len > 63)
-        add(out, msg_label_len);
+        add(out, w->value_len);
     if (len && !match_qname(s, len))
         add(out, msg_label_value_re);
+}
+
+void chk_qualified_name_ci(const char *s, vmsgs *out, int ci)
+{
+    qualified_name(s, out, ci, words(DRA_API_WORDING_UTIL));
+}
+
+void chk_label_value(const char *s, vmsgs *out)
+{
+    label_value(s, out, words(DRA_API_WORDING_UTIL));
+}
+
+/* Copies the messages of |m| into the caller's array of |cap|. */
+static size_t export_msgs(const vmsgs *m, const char **msgs, size_t cap)
+{
+    for (size_t i = 0; i < m->n && i < cap; i++)
+        msgs[i] = m->m[i];
+    return m->n;
+}
+
+size_t dra_api_check_label_key(const char *key, dra_api_wording w,
+                               const char **msgs, size_t cap)
+{
+    vmsgs m = {0};
+    qualified_name(key, &m, 0, words(w));
+    return export_msgs(&m, msgs, cap);
+}
+
+size_t dra_api_check_label_value(const char *value, dra_api_wording w,
+                                 const char **msgs, size_t cap)
+{
+    vmsgs m = {0};
+    label_value(value, &m, words(w));
+    return export_msgs(&m, msgs, cap);
 }
 
 void chk_c_identifier(const char *s, vmsgs *out)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dra/api.h"
 #include "selector.h"
 
 static void set_status(dra_kstatus *st, int code, const char *reason,
@@ -29,134 +30,18 @@ static void set_status(dra_kstatus *st, int code, const char *reason,
     va_end(ap);
 }
 
-/* Appends |s| quoted like Go's %q: printable UTF-8 kept, the rest
- * escaped. */
+/* Appends |str| quoted like Go's %q. */
 static void go_quote(dra_buf *b, const char *str)
 {
-    const unsigned char *s = (const unsigned char *)str;
-    size_t len = strlen(str), i = 0, n;
-    uint32_t c;
-    dra_buf_putc(b, '"');
-    while (i < len) {
-        n = dra_utf8_decode(s + i, len - i, &c);
-        if (n == 0) {
-            dra_buf_printf(b, "\\x%02x", s[i++]);
-            continue;
-        }
-        i += n;
-        switch (c) {
-        case '"': dra_buf_puts(b, "\\\""); break;
-        case '\\': dra_buf_puts(b, "\\\\"); break;
-        case '\n': dra_buf_puts(b, "\\n"); break;
-        case '\t': dra_buf_puts(b, "\\t"); break;
-        case '\r': dra_buf_puts(b, "\\r"); break;
-        case '\a': dra_buf_puts(b, "\\a"); break;
-        case '\b': dra_buf_puts(b, "\\b"); break;
-        case '\f': dra_buf_puts(b, "\\f"); break;
-        case '\v': dra_buf_puts(b, "\\v"); break;
-        default:
-            if (c < 0x20 || c == 0x7f)
-                dra_buf_printf(b, "\\x%02x", (unsigned)c);
-            else if (c >= 0x80 && c < 0xa0)
-                dra_buf_printf(b, "\\u%04x", (unsigned)c);
-            else
-                dra_buf_append(b, s + i - n, n);
-        }
-    }
-    dra_buf_putc(b, '"');
+    dra_api_go_quote(b, str, strlen(str));
 }
 
 /* ---- label key and value checks (content.IsLabelKey / IsLabelValue) ---- */
 
-#define RE_QNAME "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-#define RE_LABEL "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-#define QNAME_MSG                                                             \
-    "must consist of alphanumeric characters, '-', '_' or '.', and must "     \
-    "start and end with an alphanumeric character (e.g. 'MyName',  or "       \
-    "'my.name',  or '123-abc', regex used for validation is '" RE_QNAME "')"
-
-static const char msg_multi_slash[] =
-    "a valid label key " QNAME_MSG
-    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')";
-static const char msg_prefix_empty[] = "prefix part must be non-empty";
-static const char msg_prefix_len[] = "prefix part must be no more than 253 bytes";
-static const char msg_prefix_re[] =
-    "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-    "alphanumeric characters, '-' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'example.com', regex used for validation "
-    "is '" RE_LABEL "(\\." RE_LABEL ")*')";
-static const char msg_name_empty[] = "name part must be non-empty";
-static const char msg_name_len[] = "name part must be no more than 63 bytes";
-static const char msg_name_re[] = "name part " QNAME_MSG;
-static const char msg_value_len[] = "must be no more than 63 bytes";
-static const char msg_value_re[] =
-    "a valid label must be an empty string or consist of alphanumeric "
-    "characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', "
-    "regex used for validation is '(" RE_QNAME ")?')";
-
-static int is_alnum(char c)
+/* Joins |n| messages with "; " into |b|, as the selector's error prints
+ * upstream's list; 0 when there are none (the string was valid). */
+static int join_msgs(const char *const *msgs, size_t n, dra_buf *b)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9');
-}
-
-static int qname_ok(const char *s, size_t len)
-{
-    if (len == 0 || !is_alnum(s[0]) || !is_alnum(s[len - 1]))
-        return 0;
-    for (size_t i = 1; i + 1 < len; i++)
-        if (!is_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
-            return 0;
-    return 1;
-}
-
-static int dns_subdomain_ok(const char *s, size_t len)
-{
-    size_t start = 0;
-    for (size_t i = 0; i <= len; i++) {
-        if (i < len && s[i] != '.')
-            continue;
-        size_t n = i - start;
-        const char *p = s + start;
-        if (n == 0 || p[0] == '-' || p[n - 1] == '-')
-            return 0;
-        for (size_t j = 0; j < n; j++)
-            if (!((p[j] >= 'a' && p[j] <= 'z') || (p[j] >= '0' && p[j] <= '9') ||
-                  p[j] == '-'))
-                return 0;
-        start = i + 1;
-    }
-    return 1;
-}
-
-/* Joins upstream's messages for |key| with "; " into |b|; 0 when valid. */
-static int label_key_msgs(const char *key, dra_buf *b)
-{
-    const char *msgs[4];
-    size_t n = 0, nlen;
-    const char *slash = strchr(key, '/'), *name = key;
-    if (slash && strchr(slash + 1, '/')) {
-        msgs[n++] = msg_multi_slash;
-    } else {
-        if (slash) {
-            size_t plen = (size_t)(slash - key);
-            if (plen == 0)
-                msgs[n++] = msg_prefix_empty;
-            else if (plen > 253)
-                msgs[n++] = msg_prefix_len;
-            else if (!dns_subdomain_ok(key, plen))
-                msgs[n++] = msg_prefix_re;
-            name = slash + 1;
-        }
-        nlen = strlen(name);
-        if (nlen == 0)
-            msgs[n++] = msg_name_empty;
-        else if (nlen > 63)
-            msgs[n++] = msg_name_len;
-        if (!qname_ok(name, nlen))
-            msgs[n++] = msg_name_re;
-    }
     for (size_t i = 0; i < n; i++) {
         if (i)
             dra_buf_puts(b, "; ");
@@ -165,21 +50,18 @@ static int label_key_msgs(const char *key, dra_buf *b)
     return n != 0;
 }
 
+static int label_key_msgs(const char *key, dra_buf *b)
+{
+    const char *msgs[4];
+    size_t n = dra_api_check_label_key(key, DRA_API_WORDING_CONTENT, msgs, 4);
+    return join_msgs(msgs, n < 4 ? n : 4, b);
+}
+
 static int label_value_msgs(const char *v, dra_buf *b)
 {
-    size_t len = strlen(v);
-    int bad = 0;
-    if (len > 63) {
-        dra_buf_puts(b, msg_value_len);
-        bad = 1;
-    }
-    if (len && !qname_ok(v, len)) {
-        if (bad)
-            dra_buf_puts(b, "; ");
-        dra_buf_puts(b, msg_value_re);
-        bad = 1;
-    }
-    return bad;
+    const char *msgs[2];
+    size_t n = dra_api_check_label_value(v, DRA_API_WORDING_CONTENT, msgs, 2);
+    return join_msgs(msgs, n < 2 ? n : 2, b);
 }
 
 /* ---- label selector lexer ----------------------------------------------- */

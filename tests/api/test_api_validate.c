@@ -379,12 +379,52 @@ static void test_format_checks(void **state)
     assert_false(chk_is_extended_resource_name("example.com/-gpu"));
 }
 
+/* The label checks the API server's selectors share: the same rules in
+ * both wordings, only the four length and multi-slash messages differ. */
+static void test_label_check_wordings(void **state)
+{
+    const char *m[4];
+    char name[65], prefix[256];
+    (void)state;
+    memset(name, 'a', 64);
+    name[64] = '\0';
+    memset(prefix, 'a', 255);
+    prefix[0] = 'A';
+    prefix[254] = '/'; /* "A" + 253 x 'a', then '/' and an empty name */
+    prefix[255] = '\0';
+    assert_int_equal(dra_api_check_label_key("example.com/My.Name_1", DRA_API_WORDING_UTIL, m, 4), 0);
+    assert_int_equal(dra_api_check_label_key("example.com/My.Name_1", DRA_API_WORDING_CONTENT, m, 4), 0);
+    assert_int_equal(dra_api_check_label_key(name, DRA_API_WORDING_UTIL, m, 4), 1);
+    assert_string_equal(m[0], "name part must be no more than 63 characters");
+    assert_int_equal(dra_api_check_label_key(name, DRA_API_WORDING_CONTENT, m, 4), 1);
+    assert_string_equal(m[0], "name part must be no more than 63 bytes");
+    assert_int_equal(dra_api_check_label_value(name, DRA_API_WORDING_UTIL, m, 4), 1);
+    assert_string_equal(m[0], "must be no more than 63 characters");
+    assert_int_equal(dra_api_check_label_value(name, DRA_API_WORDING_CONTENT, m, 4), 1);
+    assert_string_equal(m[0], "must be no more than 63 bytes");
+    assert_int_equal(dra_api_check_label_value("", DRA_API_WORDING_CONTENT, m, 4), 0);
+    assert_int_equal(dra_api_check_label_value("-a", DRA_API_WORDING_CONTENT, m, 4), 1);
+    assert_non_null(strstr(m[0], "a valid label must be an empty string"));
+    /* A 254-byte upper-case prefix and an empty name: four messages. */
+    assert_int_equal(dra_api_check_label_key(prefix, DRA_API_WORDING_CONTENT, m, 4), 4);
+    assert_string_equal(m[0], "prefix part must be no more than 253 bytes");
+    assert_non_null(strstr(m[1], "prefix part a lowercase RFC 1123 subdomain"));
+    assert_string_equal(m[2], "name part must be non-empty");
+    assert_non_null(strstr(m[3], "name part must consist of"));
+    assert_int_equal(dra_api_check_label_key(prefix, DRA_API_WORDING_UTIL, m, 1), 4);
+    assert_string_equal(m[0], "prefix part must be no more than 253 characters");
+    assert_int_equal(dra_api_check_label_key("a/b/c", DRA_API_WORDING_UTIL, m, 4), 1);
+    assert_true(strncmp(m[0], "a qualified name must consist", 29) == 0);
+    assert_int_equal(dra_api_check_label_key("a/b/c", DRA_API_WORDING_CONTENT, m, 4), 1);
+    assert_true(strncmp(m[0], "a valid label key must consist", 30) == 0);
+}
+
 static void test_quote(void **state)
 {
     dra_buf b;
     (void)state;
     dra_buf_init(&b, NULL);
-    v_quote(&b, "a\"b\\c\n\t\x01\x7f\xc3\xa9\xff\xc2\x85", 14);
+    dra_api_go_quote(&b, "a\"b\\c\n\t\x01\x7f\xc3\xa9\xff\xc2\x85", 14);
     assert_string_equal(b.p, "\"a\\\"b\\\\c\\n\\t\\x01\\x7f\xc3\xa9\\xff\\u0085\"");
     dra_buf_fini(&b);
     /* encoding/json: HTML-safe, invalid UTF-8 as U+FFFD, \b \f short. */
@@ -645,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_cel_hook),
         cmocka_unit_test(test_format_checks),
+        cmocka_unit_test(test_label_check_wordings),
         cmocka_unit_test(test_quote),
         cmocka_unit_test(test_key_truncation),
         cmocka_unit_test(test_failmalloc),

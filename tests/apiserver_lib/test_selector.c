@@ -151,6 +151,36 @@ static void test_label_errors(void **state)
     lerr("a\"b", "unable to parse requirement: <nil>: Invalid value: \"a\\\"b\": name part " QN_MSG);
 }
 
+/* Lengths are worded as validate/content does (bytes); a prefix both too
+ * long and malformed gets both of IsDNS1123Subdomain's messages. */
+static void test_label_lengths(void **state)
+{
+    char sel[400], want[1200];
+    char name[65], prefix[256];
+    (void)state;
+    memset(name, 'a', 64);
+    name[64] = '\0';
+    snprintf(sel, sizeof sel, "%s=1", name);
+    snprintf(want, sizeof want, "unable to parse requirement: <nil>: Invalid value: "
+             "\"%s\": name part must be no more than 63 bytes", name);
+    lerr(sel, want);
+    snprintf(sel, sizeof sel, "x=%s", name);
+    snprintf(want, sizeof want, "unable to parse requirement: values[0][x]: Invalid "
+             "value: \"%s\": must be no more than 63 bytes", name);
+    lerr(sel, want);
+    memset(prefix, 'a', 255);
+    prefix[0] = 'A';
+    prefix[254] = '\0';
+    snprintf(sel, sizeof sel, "%s/n", prefix);
+    snprintf(want, sizeof want, "unable to parse requirement: <nil>: Invalid value: "
+             "\"%s/n\": prefix part must be no more than 253 bytes; prefix part a "
+             "lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
+             "characters, '-' or '.', and must start and end with an alphanumeric "
+             "character (e.g. 'example.com', regex used for validation is "
+             "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')", prefix);
+    lerr(sel, want);
+}
+
 /* ---- field selectors ------------------------------------------------------ */
 
 static const api_resource *res(const char *g, const char *v, const char *r)
@@ -302,6 +332,7 @@ int main(void)
         cmocka_unit_test(test_label_match),
         cmocka_unit_test(test_label_structure),
         cmocka_unit_test(test_label_errors),
+        cmocka_unit_test(test_label_lengths),
         cmocka_unit_test(test_field_errors),
         cmocka_unit_test(test_field_match),
         cmocka_unit_test(test_field_exact),
