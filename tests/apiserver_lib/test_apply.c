@@ -1,33 +1,10 @@
 /* Server-side apply and managedFields: create-or-update, FieldsV1 sets,
  * conflicts with upstream's message and causes, force, removal of fields
  * a manager stops applying, and Update entries for ordinary writes. */
-#include "dra_test.h"
-#include "dra/codec.h"
+#include "apilib_test.h"
 #include "patch.h"
 
 static const api_openapi_type *POD;
-
-static dra_doc *J(dra_arena *a, const char *text)
-{
-    dra_doc *d = NULL;
-    dra_diag dg;
-    dra_diag_init(&dg, NULL);
-    if (dra_doc_parse_json(a, text, strlen(text), &d, &dg) != DRA_OK)
-        fail_msg("bad test JSON %s: %s", text, dra_diag_first(&dg));
-    dra_diag_fini(&dg);
-    return d;
-}
-
-static char *show(const dra_doc *d)
-{
-    static char out[8192];
-    dra_buf b;
-    dra_buf_init(&b, NULL);
-    assert_int_equal(dra_doc_to_json(d, 0, &b), DRA_OK);
-    snprintf(out, sizeof out, "%.*s", (int)(b.len && b.p[b.len - 1] == '\n' ? b.len - 1 : b.len), b.p);
-    dra_buf_fini(&b);
-    return out;
-}
 
 static const dra_doc *at(const dra_doc *d, const char *path)
 {

@@ -1,32 +1,9 @@
 /* resource.k8s.io conversion: v1beta1's `basic` and flat requests, the
  * v1beta2 rename, lists, round trips both ways, and the api module
  * accepting what comes out. */
-#include "dra_test.h"
+#include "apilib_test.h"
 #include "dra/api.h"
-#include "dra/codec.h"
 #include "convert.h"
-
-static dra_doc *J(dra_arena *a, const char *text)
-{
-    dra_doc *d = NULL;
-    dra_diag dg;
-    dra_diag_init(&dg, NULL);
-    if (dra_doc_parse_json(a, text, strlen(text), &d, &dg) != DRA_OK)
-        fail_msg("bad test JSON %s: %s", text, dra_diag_first(&dg));
-    dra_diag_fini(&dg);
-    return d;
-}
-
-static char *show(const dra_doc *d)
-{
-    static char out[16384];
-    dra_buf b;
-    dra_buf_init(&b, NULL);
-    assert_int_equal(dra_doc_to_json(d, 0, &b), DRA_OK);
-    snprintf(out, sizeof out, "%.*s", (int)(b.len && b.p[b.len - 1] == '\n' ? b.len - 1 : b.len), b.p);
-    dra_buf_fini(&b);
-    return out;
-}
 
 static dra_doc *conv(dra_arena *a, const dra_doc *in, const char *to)
 {

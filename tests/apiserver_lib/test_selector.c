@@ -1,7 +1,6 @@
 /* Label and field selectors: kube's grammar, matching, and the exact
  * 400 messages kube-apiserver answers for bad selectors. */
-#include "dra_test.h"
-#include "dra/codec.h"
+#include "apilib_test.h"
 #include "selector.h"
 
 #define QN_RE "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
@@ -9,14 +8,6 @@
     "must consist of alphanumeric characters, '-', '_' or '.', and must "   \
     "start and end with an alphanumeric character (e.g. 'MyName',  or "     \
     "'my.name',  or '123-abc', regex used for validation is '" QN_RE "')"
-
-static dra_doc *json(dra_arena *a, const char *text)
-{
-    dra_doc *d = NULL;
-    if (dra_doc_parse_json(a, text, strlen(text), &d, NULL) != DRA_OK)
-        fail_msg("bad test JSON: %s", text);
-    return d;
-}
 
 static int lmatch(const char *sel, const char *labels)
 {
@@ -28,7 +19,7 @@ static int lmatch(const char *sel, const char *labels)
     memset(&st, 0, sizeof st);
     if (api_sel_label_parse(&a, sel, &s, &st) != DRA_OK)
         fail_msg("parse %s: %s", sel, st.message);
-    r = api_sel_label_match(s, labels ? json(&a, labels) : NULL);
+    r = api_sel_label_match(s, labels ? J(&a, labels) : NULL);
     dra_arena_fini(&a);
     return r;
 }
@@ -216,7 +207,7 @@ static int fmatch(const api_resource *r, const char *sel, const char *obj)
     memset(&st, 0, sizeof st);
     if (api_sel_field_parse(&a, sel, r, &s, &st) != DRA_OK)
         fail_msg("%s: %s", sel, st.message);
-    m = api_sel_field_match(s, r, json(&a, obj));
+    m = api_sel_field_match(s, r, J(&a, obj));
     dra_arena_fini(&a);
     return m;
 }

@@ -1,31 +1,8 @@
 /* Strategic merge patch: the pod apply case kubectl sends, merge keys
  * and strategies from the schema, every directive, ordering rules and
  * the error answers, as apimachinery's StrategicMergeMapPatch does. */
-#include "dra_test.h"
-#include "dra/codec.h"
+#include "apilib_test.h"
 #include "patch.h"
-
-static dra_doc *J(dra_arena *a, const char *text)
-{
-    dra_doc *d = NULL;
-    dra_diag dg;
-    dra_diag_init(&dg, NULL);
-    if (dra_doc_parse_json(a, text, strlen(text), &d, &dg) != DRA_OK)
-        fail_msg("bad test JSON %s: %s", text, dra_diag_first(&dg));
-    dra_diag_fini(&dg);
-    return d;
-}
-
-static char *show(const dra_doc *d)
-{
-    static char out[8192];
-    dra_buf b;
-    dra_buf_init(&b, NULL);
-    assert_int_equal(dra_doc_to_json(d, 0, &b), DRA_OK);
-    snprintf(out, sizeof out, "%.*s", (int)(b.len && b.p[b.len - 1] == '\n' ? b.len - 1 : b.len), b.p);
-    dra_buf_fini(&b);
-    return out;
-}
 
 static const api_openapi_type *POD, *CLAIM;
 
