@@ -224,6 +224,8 @@ static void on_synced(void *ud)
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Waits (up to 30 s) until the reflector has reported |n| events and
+ * its first list (n = 0: the first list only). */
 static void wait_seen(seen *s, int n)
 {
     struct timespec until;
@@ -232,9 +234,10 @@ static void wait_seen(seen *s, int n)
     pthread_mutex_lock(&s->mu);
     while (s->n < n || s->synced < 1)
         if (pthread_cond_timedwait(&s->cv, &s->mu, &until) != 0) {
-            int got = s->n;
+            int got = s->n, synced = s->synced;
             pthread_mutex_unlock(&s->mu);
-            fail_msg("waited 30 s for %d events, got %d", n, got);
+            fail_msg("waited 30 s for %d events and the first list, got %d events, "
+                     "%d lists", n, got, synced);
         }
     pthread_mutex_unlock(&s->mu);
 }
@@ -273,6 +276,11 @@ static void test_watch_and_reflector(void **state)
          "watch");
     assert_int_equal(dra_watch_next(w, 100, &a, &ev), DRA_ETIMEOUT);
     assert_int_equal(dra_reflector_start(c, &ro, &r), DRA_OK);
+    /* The reflector lists on its own thread: a claim created and deleted
+     * before that list would be seen by neither its list nor its watch
+     * (which starts at the list's version). */
+    wait_seen(&s, 0);
+    assert_true(dra_reflector_synced(r));
     must(dra_cluster_create(c, &claims, "watch", json(&a, CLAIM("w1")), &a,
                             NULL, &st), DRA_OK, &st, "create");
     must(dra_cluster_delete(c, &claims, "watch", "w1", NULL, &a, NULL, &st),
