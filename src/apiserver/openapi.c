@@ -62,6 +62,25 @@ const api_openapi_field *api_openapi_field_find(const api_openapi_type *t, const
     return NULL;
 }
 
+const api_openapi_field *api_openapi_step(api_oa_at at, const char *key,
+                                          api_oa_at *sub)
+{
+    const api_openapi_field *f;
+    sub->t = NULL;
+    sub->map = 0;
+    if (at.map) {
+        sub->t = at.t;
+        return NULL;
+    }
+    f = api_openapi_field_find(at.t, key);
+    if (!f)
+        return NULL;
+    if (f->kind == API_OA_OBJECT || f->elem == API_OA_OBJECT)
+        sub->t = f->ref;
+    sub->map = f->kind == API_OA_MAP;
+    return f;
+}
+
 /* kube-openapi answers with the dotted form: the "@v1.0" spelling kubectl
  * asks for is no valid media type, and kubectl 1.27/1.28 parse the reply's
  * Content-Type with Go's mime.ParseMediaType before using the body. */

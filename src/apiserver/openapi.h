@@ -89,6 +89,19 @@ const api_openapi_type *api_openapi_kind_type(const char *group,
 const api_openapi_field *api_openapi_field_find(const api_openapi_type *t,
                                                 const char *name);
 
+/* Where a schema walk is: in an object of type |t|, or (|map| set) among
+ * the values of a map whose elements are |t| (NULL: scalars or unknown). */
+typedef struct api_oa_at {
+    const api_openapi_type *t;
+    int map;
+} api_oa_at;
+
+/* One step of a walk from |at| down member |key|: the field (NULL inside a
+ * map, whose keys are data, and for a field the schema does not know) and
+ * in |sub| where its value is (t NULL when that is no object). */
+const api_openapi_field *api_openapi_step(api_oa_at at, const char *key,
+                                          api_oa_at *sub);
+
 /* GET /openapi/v3: {"paths":{"api/v1":{"serverRelativeURL":
  * "/openapi/v3/api/v1?hash=<H>"}, "apis/resource.k8s.io/v1":...}}. */
 dra_err api_openapi_v3_index(dra_buf *out);

@@ -168,9 +168,7 @@ void api_patch_go_fmt(dra_buf *b, const dra_doc *d)
 
 /* ---- JSON merge patch ---------------------------------------------------- */
 
-/* Drops null members and null list items, recursively (json-patch's
- * pruneNulls, applied where a patch value lands on nothing). */
-static void prune_nulls(dra_doc *d)
+void api_patch_drop_nulls(dra_doc *d, int list_items)
 {
     if (!d)
         return;
@@ -180,19 +178,26 @@ static void prune_nulls(dra_doc *d)
                 api_patch_map_del(d, d->u.map.m[i].key);
                 continue;
             }
-            prune_nulls(d->u.map.m[i].val);
+            api_patch_drop_nulls(d->u.map.m[i].val, list_items);
             i++;
         }
     } else if (d->kind == DRA_DOC_LIST) {
         for (size_t i = 0; i < d->u.list.n;) {
-            if (d->u.list.items[i]->kind == DRA_DOC_NULL) {
+            if (list_items && d->u.list.items[i]->kind == DRA_DOC_NULL) {
                 api_patch_list_del(d, i);
                 continue;
             }
-            prune_nulls(d->u.list.items[i]);
+            api_patch_drop_nulls(d->u.list.items[i], list_items);
             i++;
         }
     }
+}
+
+/* json-patch's pruneNulls, applied where a patch value lands on nothing:
+ * null members and null list items go. */
+static void prune_nulls(dra_doc *d)
+{
+    api_patch_drop_nulls(d, 1);
 }
 
 static dra_err merge_docs(dra_arena *a, dra_doc *doc, const dra_doc *patch);

@@ -190,33 +190,10 @@ static void fs_from_doc(actx *c, fnode *f, const dra_doc *d, int depth)
 
 /* ---- schema walking ----------------------------------------------------------- */
 
-typedef struct sch {
-    const api_openapi_type *t;
-    int map; /* the values of a map of t */
-} sch;
-
-static const api_openapi_field *lookup(sch ctx, const char *key, sch *sub)
-{
-    const api_openapi_field *f;
-    sub->t = NULL;
-    sub->map = 0;
-    if (ctx.map) {
-        sub->t = ctx.t;
-        return NULL;
-    }
-    f = api_openapi_field_find(ctx.t, key);
-    if (!f)
-        return NULL;
-    if (f->kind == API_OA_OBJECT || f->elem == API_OA_OBJECT)
-        sub->t = f->ref;
-    sub->map = f->kind == API_OA_MAP;
-    return f;
-}
-
 /* How a value under field |f| is owned. */
 enum { OWN_LEAF, OWN_GRANULAR, OWN_LISTMAP, OWN_SET };
 
-static int ownership(const api_openapi_field *f, const dra_doc *v, sch sub)
+static int ownership(const api_openapi_field *f, const dra_doc *v, api_oa_at sub)
 {
     if (!v)
         return OWN_LEAF;
@@ -298,12 +275,13 @@ static const char *field_el(actx *c, const char *name)
     return s ? s : "";
 }
 
-static void walk_value(actx *c, fnode *set, fpath *p, const dra_doc *v, sch ctx);
+static void walk_value(actx *c, fnode *set, fpath *p, const dra_doc *v, api_oa_at ctx);
 
-static void walk_member(actx *c, fnode *set, fpath *p, const char *name, const dra_doc *v, sch ctx)
+static void walk_member(actx *c, fnode *set, fpath *p, const char *name,
+                        const dra_doc *v, api_oa_at ctx)
 {
-    sch sub;
-    const api_openapi_field *f = lookup(ctx, name, &sub);
+    api_oa_at sub;
+    const api_openapi_field *f = api_openapi_step(ctx, name, &sub);
     if (p->n + 2 >= DRA_DOC_MAX_DEPTH || v->kind == DRA_DOC_NULL)
         return;
     p->el[p->n++] = field_el(c, name);
@@ -334,7 +312,7 @@ static void walk_member(actx *c, fnode *set, fpath *p, const char *name, const d
     p->n--;
 }
 
-static void walk_value(actx *c, fnode *set, fpath *p, const dra_doc *v, sch ctx)
+static void walk_value(actx *c, fnode *set, fpath *p, const dra_doc *v, api_oa_at ctx)
 {
     if (!v || v->kind != DRA_DOC_MAP)
         return;
@@ -351,7 +329,7 @@ static fnode *fieldset(actx *c, const dra_doc *obj, const api_openapi_type *t, i
                                         "resourceVersion"};
     fnode *set = fs_new(c, NULL);
     fpath p;
-    sch ctx = {t, 0};
+    api_oa_at ctx = {t, 0};
     if (!set || !obj || obj->kind != DRA_DOC_MAP)
         return set;
     p.n = 0;
@@ -363,8 +341,8 @@ static fnode *fieldset(actx *c, const dra_doc *obj, const api_openapi_type *t, i
             continue;
         if (!strcmp(k, "metadata")) {
             const dra_doc *md = obj->u.map.m[i].val;
-            sch sub;
-            lookup(ctx, "metadata", &sub);
+            api_oa_at sub;
+            api_openapi_step(ctx, "metadata", &sub);
             p.el[p.n++] = field_el(c, "metadata");
             for (size_t j = 0; md && md->kind == DRA_DOC_MAP && j < md->u.map.n; j++) {
                 size_t s;
@@ -450,7 +428,7 @@ static void doc_remove(actx *c, dra_doc *doc, const fpath *p)
 
 /* ---- the merge ------------------------------------------------------------------ */
 
-static dra_err merge_apply(actx *c, dra_doc *live, dra_doc *cfg, sch ctx, dra_doc **out);
+static dra_err merge_apply(actx *c, dra_doc *live, dra_doc *cfg, api_oa_at ctx, dra_doc **out);
 
 static int same_keys(const char *keys, const dra_doc *x, const dra_doc *y)
 {
@@ -465,7 +443,7 @@ static int same_keys(const char *keys, const dra_doc *x, const dra_doc *y)
 }
 
 static dra_err merge_list(actx *c, const api_openapi_field *f, dra_doc *live, dra_doc *cfg,
-                          sch sub, dra_doc **out)
+                          api_oa_at sub, dra_doc **out)
 {
     dra_err err;
     for (size_t i = 0; i < cfg->u.list.n; i++) {
@@ -489,7 +467,7 @@ static dra_err merge_list(actx *c, const api_openapi_field *f, dra_doc *live, dr
     return DRA_OK;
 }
 
-static dra_err merge_apply(actx *c, dra_doc *live, dra_doc *cfg, sch ctx, dra_doc **out)
+static dra_err merge_apply(actx *c, dra_doc *live, dra_doc *cfg, api_oa_at ctx, dra_doc **out)
 {
     dra_err err;
     if (!live || live->kind != DRA_DOC_MAP || cfg->kind != DRA_DOC_MAP) {
@@ -499,8 +477,8 @@ static dra_err merge_apply(actx *c, dra_doc *live, dra_doc *cfg, sch ctx, dra_do
     for (size_t i = 0; i < cfg->u.map.n; i++) {
         const char *k = cfg->u.map.m[i].key;
         dra_doc *v = cfg->u.map.m[i].val, *lv = api_patch_map_get(live, k), *nv = v;
-        sch sub;
-        const api_openapi_field *f = lookup(ctx, k, &sub);
+        api_oa_at sub;
+        const api_openapi_field *f = api_openapi_step(ctx, k, &sub);
         if (v->kind == DRA_DOC_NULL) {
             api_patch_map_del(live, k);
             continue;
@@ -813,6 +791,21 @@ static void prune_entries(actx *c, mlist *l, const dra_doc *obj, const api_opena
     }
 }
 
+/* The end of every write: entries pruned to what |obj| still has, the
+ * list written back into |obj|, which becomes *out. */
+static dra_err finish(actx *c, mlist *l, dra_doc *obj, const api_openapi_type *t,
+                      dra_doc **out)
+{
+    dra_err err;
+    prune_entries(c, l, obj, t);
+    if (c->oom)
+        return DRA_ENOMEM;
+    if ((err = managed_write(c, obj, l)))
+        return err;
+    *out = obj;
+    return DRA_OK;
+}
+
 static mentry *entry_for(actx *c, mlist *l, const char *manager, const char *op,
                          const api_apply_opts *o, const char *sub)
 {
@@ -895,7 +888,7 @@ dra_err api_patch_apply(dra_arena *a, const api_openapi_type *type, const dra_do
     mlist l = {0};
     dra_doc *cfg, *cur, *result;
     dra_err err;
-    sch ctx = {type, 0};
+    api_oa_at ctx = {type, 0};
     const char *sub = opts && opts->subresource ? opts->subresource : "";
     int status_only = !strcmp(sub, "status");
     *out = NULL;
@@ -946,13 +939,7 @@ dra_err api_patch_apply(dra_arena *a, const api_openapi_type *type, const dra_do
     self->set = aset;
     self->time = opts->now;
     self->api_version = opts->api_version;
-    prune_entries(&c, &l, result, type);
-    if (c.oom)
-        return DRA_ENOMEM;
-    if ((err = managed_write(&c, result, &l)))
-        return err;
-    *out = result;
-    return DRA_OK;
+    return finish(&c, &l, result, type, out);
 }
 
 /* ---- non-apply writes --------------------------------------------------------------- */
@@ -997,7 +984,6 @@ dra_err api_patch_managed_update(dra_arena *a, const api_openapi_type *type, con
     actx c = {a, 0};
     mlist l = {0};
     dra_doc *cur, *prev = NULL;
-    dra_err err;
     const char *sub = opts && opts->subresource ? opts->subresource : "";
     *out = NULL;
     if (!opts || !opts->manager || !new_obj || new_obj->kind != DRA_DOC_MAP)
@@ -1031,11 +1017,5 @@ dra_err api_patch_managed_update(dra_arena *a, const api_openapi_type *type, con
         self->time = opts->now;
         self->api_version = opts->api_version;
     }
-    prune_entries(&c, &l, cur, type);
-    if (c.oom)
-        return DRA_ENOMEM;
-    if ((err = managed_write(&c, cur, &l)))
-        return err;
-    *out = cur;
-    return DRA_OK;
+    return finish(&c, &l, cur, type, out);
 }

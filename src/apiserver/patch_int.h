@@ -23,6 +23,11 @@ DRA_HIDDEN dra_err api_patch_list_insert(dra_arena *a, dra_doc *l, size_t i,
 /* Removes item |i| of list |l| in place. */
 DRA_HIDDEN void api_patch_list_del(dra_doc *l, size_t i);
 
+/* Removes null map members from |d| (owned), recursively, and with
+ * |list_items| null list items too: json-patch's pruneNulls (1) and
+ * strategic merge's discardNullValuesFromPatch (0). NULL is a no-op. */
+DRA_HIDDEN void api_patch_drop_nulls(dra_doc *d, int list_items);
+
 /* Appends |d| formatted like Go's fmt %v of its unstructured form
  * (map[k:v k2:v2] with sorted keys, [a b], <nil>, numbers, bare
  * strings), as upstream's error messages print maps and lists. */

@@ -14,13 +14,6 @@
 #define DELETE_PREFIX "$deleteFromPrimitiveList"
 #define ORDER_PREFIX "$setElementOrder"
 
-/* Where in the schema a map value sits: an object of type |t|, or the
- * values of a map whose elements are |t| (NULL: scalars or unknown). */
-typedef struct sch {
-    const api_openapi_type *t;
-    int map;
-} sch;
-
 typedef struct smp {
     dra_arena *a;
     dra_kstatus *st;
@@ -84,26 +77,6 @@ static dra_err err_bad_arg_type(smp *s, const char *expected, const dra_doc *act
     return untyped(s, &b);
 }
 
-/* ---- schema lookups -------------------------------------------------------- */
-
-static const api_openapi_field *lookup(sch ctx, const char *key, sch *sub)
-{
-    const api_openapi_field *f;
-    sub->t = NULL;
-    sub->map = 0;
-    if (ctx.map) {
-        sub->t = ctx.t;
-        return NULL;
-    }
-    f = api_openapi_field_find(ctx.t, key);
-    if (!f)
-        return NULL;
-    if (f->kind == API_OA_OBJECT || f->elem == API_OA_OBJECT)
-        sub->t = f->ref;
-    sub->map = f->kind == API_OA_MAP;
-    return f;
-}
-
 /* ---- scalar comparison (Go's == on interface values) ------------------------- */
 
 static int scalar_eq(const dra_doc *x, const dra_doc *y)
@@ -156,26 +129,6 @@ static int remove_directives(dra_doc *d)
         }
     }
     return 1;
-}
-
-/* discardNullValuesFromPatch */
-static void discard_nulls(dra_doc *d)
-{
-    if (!d)
-        return;
-    if (d->kind == DRA_DOC_MAP) {
-        for (size_t i = 0; i < d->u.map.n;) {
-            if (d->u.map.m[i].val->kind == DRA_DOC_NULL) {
-                api_patch_map_del(d, d->u.map.m[i].key);
-                continue;
-            }
-            discard_nulls(d->u.map.m[i].val);
-            i++;
-        }
-    } else if (d->kind == DRA_DOC_LIST) {
-        for (size_t i = 0; i < d->u.list.n; i++)
-            discard_nulls(d->u.list.items[i]);
-    }
 }
 
 /* The part of "$prefix/key" after the slash, or NULL when malformed. */
@@ -339,6 +292,26 @@ static int is_delete_item(const dra_doc *d)
     return p && p->kind == DRA_DOC_STRING && !strcmp(p->u.str.s, "delete");
 }
 
+/* Stable insertion sort of |x| by position in |order|: an item moves
+ * before its neighbour only when both are in |order| and it comes first
+ * there. */
+static void insertion_sort(vec *x, const vec *order, const char *mk, int maps)
+{
+    for (size_t i = 1; i < x->n; i++) {
+        dra_doc *v = x->v[i];
+        long iv = find(order, v, mk, maps);
+        size_t j = i;
+        while (j > 0) {
+            long ip = find(order, x->v[j - 1], mk, maps);
+            if (!(iv >= 0 && ip >= 0 && iv < ip))
+                break;
+            x->v[j] = x->v[j - 1];
+            j--;
+        }
+        x->v[j] = v;
+    }
+}
+
 /* normalizeSliceOrder: stable sort of |x| by position in |order|;
  * maps marked $patch: delete go last. */
 static dra_err sort_by(smp *s, vec *x, const vec *order, const char *mk, int maps)
@@ -358,37 +331,13 @@ static dra_err sort_by(smp *s, vec *x, const vec *order, const char *mk, int map
             }
         }
         x->n = k;
-        for (size_t i = 1; i < x->n; i++) {
-            dra_doc *v = x->v[i];
-            long iv = find(order, v, mk, 1);
-            size_t j = i;
-            while (j > 0) {
-                long ip = find(order, x->v[j - 1], mk, 1);
-                if (!(iv >= 0 && ip >= 0 && iv < ip))
-                    break;
-                x->v[j] = x->v[j - 1];
-                j--;
-            }
-            x->v[j] = v;
-        }
+        insertion_sort(x, order, mk, 1);
         for (size_t i = 0; i < del.n; i++)
             if (vec_push(s->a, x, del.v[i]))
                 return DRA_ENOMEM;
         return DRA_OK;
     }
-    for (size_t i = 1; i < x->n; i++) {
-        dra_doc *v = x->v[i];
-        long iv = find(order, v, mk, 0);
-        size_t j = i;
-        while (j > 0) {
-            long ip = find(order, x->v[j - 1], mk, 0);
-            if (!(iv >= 0 && ip >= 0 && iv < ip))
-                break;
-            x->v[j] = x->v[j - 1];
-            j--;
-        }
-        x->v[j] = v;
-    }
+    insertion_sort(x, order, mk, 0);
     return DRA_OK;
 }
 
@@ -437,7 +386,7 @@ static dra_err partition(smp *s, const vec *merged, const vec *by, const char *m
     return DRA_OK;
 }
 
-static dra_err merge_map(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, dra_doc **out);
+static dra_err merge_map(smp *s, dra_doc *orig, dra_doc *patch, api_oa_at ctx, dra_doc **out);
 
 /* mergeSlice */
 /* A list of scalars: a union (or, for a $deleteFromPrimitiveList list,
@@ -523,7 +472,8 @@ static dra_err special_items(smp *s, const vec *p, const char *mk, vec *live, ve
 /* mergeSliceWithoutSpecialElements: merges |plain| into |live| by merge
  * key (matching items merged, new ones appended) into |merged|;
  * |live| keeps the merged maps in their places for ordering. */
-static dra_err merge_plain(smp *s, vec *live, const vec *plain, sch ctx, const char *mk, vec *merged)
+static dra_err merge_plain(smp *s, vec *live, const vec *plain, api_oa_at ctx,
+                           const char *mk, vec *merged)
 {
     dra_err err;
     for (size_t i = 0; i < live->n; i++)
@@ -556,7 +506,7 @@ static dra_err merge_plain(smp *s, vec *live, const vec *plain, sch ctx, const c
 }
 
 /* mergeSlice */
-static dra_err merge_slice(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const char *mk,
+static dra_err merge_slice(smp *s, dra_doc *orig, dra_doc *patch, api_oa_at ctx, const char *mk,
                            int delete_list, dra_doc **out)
 {
     vec o, p, live = {0}, plain = {0}, merged = {0}, pitems = {0}, sonly = {0};
@@ -650,19 +600,19 @@ static dra_err check_order(smp *s, const vec *patch, const vec *set, const char 
 /* mergePatchIntoOriginal: the $setElementOrder directives of |patch|. */
 /* One $setElementOrder/<okey> directive with list |order|: the merged
  * list in the directive's order, server-only items where they were. */
-static dra_err order_one(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const char *okey,
+static dra_err order_one(smp *s, dra_doc *orig, dra_doc *patch, api_oa_at ctx, const char *okey,
                          dra_doc *order)
 {
     dra_err err;
     dra_doc *olist = api_patch_map_get(orig, okey), *plist = api_patch_map_get(patch, okey);
     dra_doc *merged = NULL, *both;
-    sch sub;
+    api_oa_at sub;
     vec ov, pv, set, mv, pitems = {0}, sonly = {0};
     if (olist && olist->kind != DRA_DOC_LIST)
         return err_bad_arg_type(s, "[]interface {}", olist);
     if (plist && plist->kind != DRA_DOC_LIST)
         return err_bad_arg_type(s, "[]interface {}", plist);
-    const api_openapi_field *f = lookup(ctx, okey, &sub);
+    const api_openapi_field *f = api_openapi_step(ctx, okey, &sub);
     const char *mk = f ? f->merge_key : NULL;
     vec_of(order, &set);
     vec_of(plist, &pv);
@@ -696,7 +646,7 @@ static dra_err order_one(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, const c
 
 /* mergePatchIntoOriginal: the $setElementOrder directives of |patch|,
  * each removed from the patch with the list it orders. */
-static dra_err merge_order(smp *s, dra_doc *orig, dra_doc *patch, sch ctx)
+static dra_err merge_order(smp *s, dra_doc *orig, dra_doc *patch, api_oa_at ctx)
 {
     dra_err err;
     for (size_t i = 0; i < patch->u.map.n;) {
@@ -719,12 +669,12 @@ static dra_err merge_order(smp *s, dra_doc *orig, dra_doc *patch, sch ctx)
 }
 
 /* Applies |patch| to the value at key |k| of |orig| (both owned). */
-static dra_err merge_member(smp *s, dra_doc *orig, const char *k, dra_doc *pv, sch ctx,
+static dra_err merge_member(smp *s, dra_doc *orig, const char *k, dra_doc *pv, api_oa_at ctx,
                             int delete_list)
 {
     dra_doc *cur = api_patch_map_get(orig, k), *nv = NULL;
     dra_err err;
-    sch sub;
+    api_oa_at sub;
     if (pv->kind == DRA_DOC_NULL) {
         api_patch_map_del(orig, k);
         return DRA_OK;
@@ -733,14 +683,14 @@ static dra_err merge_member(smp *s, dra_doc *orig, const char *k, dra_doc *pv, s
         (cur->kind == DRA_DOC_FLOAT) != (pv->kind == DRA_DOC_FLOAT)) {
         if (delete_list)
             return DRA_OK;
-        discard_nulls(pv);
+        api_patch_drop_nulls(pv, 0); /* discardNullValuesFromPatch */
         if (!remove_directives(pv)) {
             api_patch_map_del(orig, k);
             return DRA_OK;
         }
         return dra_doc_map_set(s->a, orig, k, pv);
     }
-    const api_openapi_field *f = lookup(ctx, k, &sub);
+    const api_openapi_field *f = api_openapi_step(ctx, k, &sub);
     unsigned flags = f ? f->flags : 0;
     if (cur->kind == DRA_DOC_MAP) {
         if (flags & API_OA_F_SMP_REPLACE)
@@ -766,7 +716,7 @@ static dra_err merge_member(smp *s, dra_doc *orig, const char *k, dra_doc *pv, s
 
 /* mergeMap: |orig| and |patch| are owned copies; *out may be either
  * (or an empty map for $patch: delete). */
-static dra_err merge_map(smp *s, dra_doc *orig, dra_doc *patch, sch ctx, dra_doc **out)
+static dra_err merge_map(smp *s, dra_doc *orig, dra_doc *patch, api_oa_at ctx, dra_doc **out)
 {
     dra_err err;
     const dra_doc *dir = dra_doc_get(patch, DIRECTIVE);
@@ -815,7 +765,7 @@ dra_err api_patch_strategic(dra_arena *a, const api_openapi_type *type, const dr
     static const char *const names[] = {"null", "bool", "number", "number", "string", "array",
                                         "object"};
     smp s = {a, st};
-    sch ctx = {type, 0};
+    api_oa_at ctx = {type, 0};
     dra_doc *o, *p;
     *out = NULL;
     if (!orig || orig->kind != DRA_DOC_MAP)
