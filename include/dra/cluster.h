@@ -62,6 +62,12 @@ typedef struct dra_kstatus {
     char message[1024]; /* Status.message (truncated), or the transport error */
 } dra_kstatus;
 
+/* Fills |st| (may be NULL: then nothing) with |code|, |reason| and the
+ * printf-formatted message, each cut to its field's size: how a server
+ * piece states the answer it would send. */
+void dra_kstatus_set(dra_kstatus *st, int code, const char *reason,
+                     const char *fmt, ...) DRA_PRINTF(4, 5);
+
 /* HTTP status (and Status.reason, may be NULL) to a dra_err:
  * 2xx DRA_OK; 400 DRA_EINVAL; 401 DRA_EUNAUTHORIZED; 403 DRA_EFORBIDDEN;
  * 404 DRA_ENOTFOUND; 409 DRA_EEXIST when the reason is AlreadyExists,

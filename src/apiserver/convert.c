@@ -251,11 +251,7 @@ static dra_err convert_one(dra_arena *a, dra_doc *obj, int kind, const char *fro
 
 static dra_err bad(dra_kstatus *st, const char *fmt, const char *x, const char *y)
 {
-    if (st) {
-        st->code = 400;
-        snprintf(st->reason, sizeof st->reason, "BadRequest");
-        snprintf(st->message, sizeof st->message, fmt, x ? x : "", y ? y : "");
-    }
+    dra_kstatus_set(st, 400, "BadRequest", fmt, x ? x : "", y ? y : "");
     return DRA_EINVAL;
 }
 

@@ -12,18 +12,6 @@
 
 #include "patch_int.h"
 
-void api_patch_status(dra_kstatus *st, int code, const char *reason, const char *fmt, ...)
-{
-    va_list ap;
-    if (!st)
-        return;
-    st->code = code;
-    snprintf(st->reason, sizeof st->reason, "%s", reason);
-    va_start(ap, fmt);
-    vsnprintf(st->message, sizeof st->message, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- tree helpers -------------------------------------------------------- */
 
 static dra_doc *copy_rec(dra_arena *a, const dra_doc *d, int depth)
@@ -256,7 +244,7 @@ static dra_err not_an_object(dra_arena *a, const dra_doc *d, dra_kstatus *st)
     err = dra_doc_to_json(d, 0, &b);
     if (err == DRA_OK && b.len && b.p[b.len - 1] == '\n')
         b.p[--b.len] = '\0';
-    api_patch_status(st, 422, "Invalid",
+    dra_kstatus_set(st, 422, "Invalid",
                      " \"\" is invalid: patch: Invalid value: \"%.400s\": couldn't get "
                      "version/kind; json parse error: json: cannot unmarshal %s into Go "
                      "value of type struct { APIVersion string \"json:\\\"apiVersion,"
@@ -275,7 +263,7 @@ dra_err api_patch_merge(dra_arena *a, const dra_doc *orig, const dra_doc *patch,
     if (!orig || orig->kind != DRA_DOC_MAP)
         return DRA_EINVAL;
     if (!patch || patch->kind == DRA_DOC_NULL) {
-        api_patch_status(st, 400, "BadRequest", "Invalid JSON Patch");
+        dra_kstatus_set(st, 400, "BadRequest", "Invalid JSON Patch");
         return DRA_EINVAL;
     }
     if (patch->kind != DRA_DOC_MAP)
@@ -524,7 +512,7 @@ static dra_err jp_decode(const dra_doc *ops, dra_kstatus *st)
     if (!ops || ops->kind == DRA_DOC_NULL)
         return DRA_OK; /* null unmarshals into an empty patch */
     if (ops->kind != DRA_DOC_LIST) {
-        api_patch_status(st, 400, "BadRequest",
+        dra_kstatus_set(st, 400, "BadRequest",
                          "json: cannot unmarshal %s into Go value of type jsonpatch.Patch",
                          names[ops->kind]);
         return DRA_EINVAL;
@@ -532,14 +520,14 @@ static dra_err jp_decode(const dra_doc *ops, dra_kstatus *st)
     for (size_t i = 0; i < ops->u.list.n; i++) {
         dra_doc_kind k = ops->u.list.items[i]->kind;
         if (k != DRA_DOC_MAP && k != DRA_DOC_NULL) {
-            api_patch_status(st, 400, "BadRequest",
+            dra_kstatus_set(st, 400, "BadRequest",
                              "json: cannot unmarshal %s into Go value of type jsonpatch.Operation",
                              names[k]);
             return DRA_EINVAL;
         }
     }
     if (ops->u.list.n > API_PATCH_MAX_JSON_OPS) {
-        api_patch_status(st, 413, "RequestEntityTooLarge",
+        dra_kstatus_set(st, 413, "RequestEntityTooLarge",
                          "The allowed maximum operations in a JSON patch is %d, got %zu",
                          API_PATCH_MAX_JSON_OPS, ops->u.list.n);
         return DRA_ETOOLARGE;
@@ -564,7 +552,7 @@ dra_err api_patch_json(dra_arena *a, const dra_doc *orig, const dra_doc *ops,
         err = op->kind == DRA_DOC_NULL ? jp_fail(&p, "Unexpected kind: unknown")
                                        : jp_apply_one(&p, op);
         if (err == DRA_EINVALID)
-            api_patch_status(st, 422, "Invalid",
+            dra_kstatus_set(st, 422, "Invalid",
                              "the server rejected our request due to an error in our request");
         if (err)
             return err;

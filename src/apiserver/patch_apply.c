@@ -758,7 +758,7 @@ static dra_err report_conflicts(actx *c, cscan *s, dra_kstatus *st, dra_diag *ca
     }
     dra_err err = msg.oom ? DRA_ENOMEM : DRA_ECONFLICT;
     if (err == DRA_ECONFLICT)
-        api_patch_status(st, 409, "Conflict", "%s", msg.p);
+        dra_kstatus_set(st, 409, "Conflict", "%s", msg.p);
     dra_buf_fini(&msg);
     dra_buf_fini(&one);
     return err;
@@ -893,13 +893,13 @@ dra_err api_patch_apply(dra_arena *a, const api_openapi_type *type, const dra_do
     int status_only = !strcmp(sub, "status");
     *out = NULL;
     if (!opts || !opts->manager || !*opts->manager) {
-        api_patch_status(st, 422, "Invalid",
+        dra_kstatus_set(st, 422, "Invalid",
                          "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: "
                          "is required for apply patch");
         return DRA_EINVALID;
     }
     if (!applied || applied->kind != DRA_DOC_MAP) {
-        api_patch_status(st, 400, "BadRequest",
+        dra_kstatus_set(st, 400, "BadRequest",
                          "error decoding YAML: error unmarshaling JSON: while decoding JSON: "
                          "json: cannot unmarshal %s into Go value of type map[string]interface {}",
                          applied && applied->kind == DRA_DOC_LIST ? "array" : "string");

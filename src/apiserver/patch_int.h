@@ -8,10 +8,6 @@
 
 #include "patch.h"
 
-/* Fills |st| (may be NULL) with an HTTP status. */
-DRA_HIDDEN void api_patch_status(dra_kstatus *st, int code, const char *reason,
-                                 const char *fmt, ...) DRA_PRINTF(4, 5);
-
 /* Removes member |key| of map |m| in place, keeping the order of the
  * rest; 1 when it was there. |m| must be a copy this code owns. */
 DRA_HIDDEN int api_patch_map_del(dra_doc *m, const char *key);

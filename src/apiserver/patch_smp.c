@@ -23,13 +23,13 @@ typedef struct smp {
  * returns untyped, which kube-apiserver answers with 500 and no reason. */
 static dra_err bad_request(smp *s, const char *msg)
 {
-    api_patch_status(s->st, 400, "BadRequest", "%s", msg);
+    dra_kstatus_set(s->st, 400, "BadRequest", "%s", msg);
     return DRA_EINVAL;
 }
 
 static dra_err unprocessable(smp *s)
 {
-    api_patch_status(s->st, 422, "Invalid",
+    dra_kstatus_set(s->st, 422, "Invalid",
                      "the server rejected our request due to an error in our request");
     return DRA_EINVALID;
 }
@@ -38,7 +38,7 @@ static dra_err untyped(smp *s, dra_buf *msg)
 {
     dra_err err = msg->oom ? DRA_ENOMEM : DRA_EIO;
     if (err == DRA_EIO)
-        api_patch_status(s->st, 500, "", "%s", msg->p ? msg->p : "");
+        dra_kstatus_set(s->st, 500, "", "%s", msg->p ? msg->p : "");
     dra_buf_fini(msg);
     return err;
 }
@@ -771,7 +771,7 @@ dra_err api_patch_strategic(dra_arena *a, const api_openapi_type *type, const dr
     if (!orig || orig->kind != DRA_DOC_MAP)
         return DRA_EINVAL;
     if (patch && patch->kind != DRA_DOC_MAP && patch->kind != DRA_DOC_NULL) {
-        api_patch_status(st, 400, "BadRequest",
+        dra_kstatus_set(st, 400, "BadRequest",
                          "json: cannot unmarshal %s into Go value of type map[string]interface {}",
                          names[patch->kind]);
         return DRA_EINVAL;

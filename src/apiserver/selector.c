@@ -15,21 +15,6 @@
 #include "dra/api.h"
 #include "selector.h"
 
-static void set_status(dra_kstatus *st, int code, const char *reason,
-                       const char *fmt, ...) DRA_PRINTF(4, 5);
-static void set_status(dra_kstatus *st, int code, const char *reason,
-                       const char *fmt, ...)
-{
-    va_list ap;
-    if (!st)
-        return;
-    st->code = code;
-    snprintf(st->reason, sizeof st->reason, "%s", reason);
-    va_start(ap, fmt);
-    vsnprintf(st->message, sizeof st->message, fmt, ap);
-    va_end(ap);
-}
-
 /* Appends |str| quoted like Go's %q. */
 static void go_quote(dra_buf *b, const char *str)
 {
@@ -492,7 +477,7 @@ dra_err api_sel_label_parse(dra_arena *a, const char *text,
     dra_buf_init(&p.err, NULL);
     err = parse_all(&p, sel);
     if (err == DRA_EINVAL)
-        set_status(st, 400, "BadRequest", "%s", p.err.p ? p.err.p : "");
+        dra_kstatus_set(st, 400, "BadRequest", "%s", p.err.p ? p.err.p : "");
     if (p.err.oom && err == DRA_EINVAL)
         err = DRA_ENOMEM;
     dra_buf_fini(&p.err);
@@ -628,15 +613,15 @@ static dra_err convert_field(const api_resource *r, const char **field,
         return DRA_OK;
     }
     if (deflt)
-        set_status(st, 400, "BadRequest",
+        dra_kstatus_set(st, 400, "BadRequest",
                    "\"%s\" is not a known field selector: only \"metadata.name\", "
                    "\"metadata.namespace\"", *field);
     else if (!strcmp(r->resource, "resourceslices"))
-        set_status(st, 400, "BadRequest",
+        dra_kstatus_set(st, 400, "BadRequest",
                    "field label not supported for %s/%s, Kind=%s: %s", r->group,
                    r->version, r->kind, *field);
     else
-        set_status(st, 400, "BadRequest", "field label not supported: %s", *field);
+        dra_kstatus_set(st, 400, "BadRequest", "field label not supported: %s", *field);
     return DRA_EINVAL;
 }
 
@@ -745,7 +730,7 @@ static dra_err parse_term(dra_arena *a, const char *text, const char *part,
             break;
     }
     if (!oplen) {
-        set_status(st, 400, "BadRequest", "invalid selector: '%s'; can't understand '%s'",
+        dra_kstatus_set(st, 400, "BadRequest", "invalid selector: '%s'; can't understand '%s'",
                    text, part);
         return DRA_EINVAL;
     }
@@ -755,7 +740,7 @@ static dra_err parse_term(dra_arena *a, const char *text, const char *part,
     dra_buf_init(&err, NULL);
     rc = unescape(a, part + i + oplen, len - i - oplen, &t->value, &err);
     if (rc == DRA_EINVAL)
-        set_status(st, 400, "BadRequest", "%s", err.p ? err.p : "");
+        dra_kstatus_set(st, 400, "BadRequest", "%s", err.p ? err.p : "");
     dra_buf_fini(&err);
     return rc;
 }

@@ -5,12 +5,26 @@
  * Kubernetes Status (or client-go's wording when there is none) and the
  * mapped dra_err otherwise. Verbs (get, list, create, ...) sit on top.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cluster_int.h"
 
 /* ---- errors ----------------------------------------------------------- */
+
+void dra_kstatus_set(dra_kstatus *st, int code, const char *reason,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    if (!st)
+        return;
+    st->code = code;
+    snprintf(st->reason, sizeof st->reason, "%s", reason);
+    va_start(ap, fmt);
+    vsnprintf(st->message, sizeof st->message, fmt, ap);
+    va_end(ap);
+}
 
 dra_err dra_cluster_code_err(int code, const char *reason)
 {
