@@ -186,12 +186,6 @@ DRA_HIDDEN dra_err api_encode_for_store(dra_arena *a, dra_doc *obj,
  * not read) and returns DRA_EPARSE. */
 DRA_HIDDEN dra_err api_body(api_req *r, dra_doc **out);
 
-/* A protobuf request body (application/vnd.kubernetes.protobuf): only a
- * core/v1 Namespace is read, into the document its JSON would give. On
- * anything else answers 400 or 415 and returns DRA_EPARSE; DRA_ENOMEM
- * (proto_body.c). */
-DRA_HIDDEN dra_err api_proto_body(api_req *r, dra_doc **out);
-
 /* ---- the write pipeline (write.c) ----------------------------------------------- */
 
 typedef enum api_mode {
