@@ -4,8 +4,9 @@
 # may be reached through a host path there), waits for its one ready
 # line, and exports KUBECONFIG. Every process a test starts is ended by
 # its pid in the EXIT trap, also when a check fails: kubectls in the
-# background, drad, the plugin children (by their pid files) and the
-# containers (by the pids their shims recorded).
+# background, drad, the plugin children (by their pid files), the
+# containers (by the pids their shims recorded) and the shims themselves
+# (by the pids of the dra-shim processes that name the test's directory).
 set -u
 
 W_DRAD=$1
@@ -145,6 +146,24 @@ w_plugin_pids() {
     done
 }
 
+# The pids of the dra-shim processes whose command line names a path under
+# this test's directory (every data directory a test uses lies there),
+# read from /proc/*/cmdline.
+w_shim_pids() {
+    local f argv
+    for f in /proc/[0-9]*/cmdline; do
+        argv=$(tr '\0' '\n' 2>/dev/null <"$f") || continue
+        case "${argv%%$'\n'*}" in
+        dra-shim | */dra-shim) ;;
+        *) continue ;;
+        esac
+        case "$argv" in
+        *"$W_TMP/"*) f=${f#/proc/} && echo "${f%/cmdline}" ;;
+        esac
+    done
+}
+w_no_shims() { [ -z "$(w_shim_pids)" ]; }
+
 # Whether any of the pids still runs.
 w_any_alive() {
     local p
@@ -164,6 +183,15 @@ w_cleanup() {
     for p in $(w_plugin_pids) $(w_container_pids); do
         [ "$p" -gt 1 ] 2>/dev/null && kill -KILL "$p" 2>/dev/null
     done
+    # A container's shim survives a drad killed with -9 (by design, so a
+    # restarted drad finds its containers again), so a test whose drad
+    # died or was killed can leave shims and their bwrap sandboxes (which
+    # die with their shim) behind, also ones no state file names yet:
+    # every dra-shim whose command line names this test's directory is
+    # ended, by its pid from /proc/*/cmdline.
+    for p in $(w_shim_pids); do
+        kill -KILL "$p" 2>/dev/null
+    done
     sleep 0.2
     # Kubelet directories drad moved to a short path (a long data dir).
     for p in "$W_TMP"/*/nodes/*/kubelet; do
@@ -182,6 +210,7 @@ w_nothing_left() {
     check "nothing left: no plugin child" sh -c "! ps -o pid= -p \"$(echo "$ppids" | tr '\n' ' ')0\" | grep -q ."
     check "nothing left: no container" sh -c "! ps -o pid= -p \"$(echo "$cpids" | tr '\n' ' ')0\" | grep -q ."
     check "nothing left: port $W_PORT closed" sh -c "! ss -ltn | grep -q ':$W_PORT '"
+    w_wait "nothing left: no dra-shim" 5 w_no_shims && pass "nothing left: no dra-shim"
 }
 
 w_finish() {
