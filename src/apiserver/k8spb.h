@@ -58,9 +58,10 @@ typedef struct api_req api_req;
 
 /* The protobuf body of request |r| as a document in r->a, the defaults
  * for an empty kind taken from the endpoint (DeleteOptions for a DELETE).
- * On a bad body answers 400 (malformed, limits) or 415 (a kind that is not
- * decodable, with kube-apiserver's UnsupportedMediaType message) and
- * returns DRA_EPARSE, as api_body does; DRA_ENOMEM. */
+ * Answers 415 (kube-apiserver's UnsupportedMediaType message) when the
+ * endpoint's kind, or else the body's, is not decodable, and 400 for a
+ * malformed body or a limit; then returns DRA_EPARSE, as api_body does.
+ * DRA_ENOMEM. */
 DRA_HIDDEN dra_err api_k8spb_body(api_req *r, dra_doc **out);
 
 #endif

@@ -3,7 +3,8 @@
  * application/vnd.kubernetes.protobuf) through k8spb_decode, answered as
  * api_body answers a JSON body: the document, or a 400/415 Status. The
  * endpoint supplies the kind a body leaves empty, as kube-apiserver's
- * decoder takes it from the object it decodes into.
+ * decoder takes it from the object it decodes into, and an endpoint whose
+ * kind k8spb cannot decode answers 415 without reading the body.
  */
 #include <string.h>
 
@@ -29,6 +30,13 @@ dra_err api_k8spb_body(api_req *r, dra_doc **out)
             return DRA_ENOMEM;
         kind = r->res->kind;
     }
+    /* An endpoint whose kind cannot be decoded refuses protobuf before
+     * reading the body, as kube-apiserver refuses a media type a resource
+     * does not serve (protobuf for custom resources). */
+    if (kind && !k8spb_kind_known(av, kind))
+        return api_fail(r, 415, "UnsupportedMediaType", NULL, NULL, "%s", K8SPB_415)
+                   ? DRA_ENOMEM
+                   : DRA_EPARSE;
     dra_diag_init(&d, r->srv->mem);
     d.max = 1;
     e = k8spb_decode(&r->a, r->in->body, r->in->body_len, av, kind, out, &d);

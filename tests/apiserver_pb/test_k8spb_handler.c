@@ -138,10 +138,17 @@ static void test_write_path_checks(void **state)
     post_pb(&f, "/api/v1/namespaces", &b);
     FX_ASSERT_CODE(&f, 422);
     assert_non_null(strstr(f.body, "metadata.name: Invalid value: \\\"Bad_Name\\\""));
+    /* a decodable kind sent to another decodable endpoint */
+    envelope(&b, "v1", "DeleteOptions", NULL);
+    post_pb(&f, "/api/v1/namespaces", &b);
+    FX_ASSERT_CODE(&f, 400);
+    assert_string_equal(fx_str(&f, "message"),
+                        "DeleteOptions in version \"v1\" cannot be handled as a Namespace: "
+                        "the kind in the data does not match the endpoint");
+    /* a Namespace sent to pods: that endpoint takes no protobuf at all */
     rich_namespace(&b, "ns-as-pod");
     post_pb(&f, "/api/v1/namespaces/default/pods", &b);
-    FX_ASSERT_CODE(&f, 400);
-    assert_non_null(strstr(f.body, "the kind in the data does not match the endpoint"));
+    FX_ASSERT_CODE(&f, 415);
     fx_close(&f);
 }
 
@@ -222,6 +229,15 @@ static void test_refused(void **state)
                            "not length-delimited (at byte "));
     fx_req_ct(&f, "POST", "/api/v1/namespaces", PB, NULL, "k8s\0\x0a\x7f", 6);
     FX_ASSERT_CODE(&f, 400);
+    fx_req_ct(&f, "POST", "/api/v1/namespaces", PB, NULL, "k8s", 4);
+    FX_ASSERT_CODE(&f, 400);
+    assert_string_equal(fx_str(&f, "message"), "protobuf body: empty body");
+    /* endpoints that take no protobuf answer 415 whatever the body */
+    fx_req_ct(&f, "POST", "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims", PB,
+              NULL, "k8s", 4);
+    FX_ASSERT_CODE(&f, 415);
+    fx_req_ct(&f, "PUT", "/api/v1/nodes/n1", PB, NULL, "junk", 4);
+    FX_ASSERT_CODE(&f, 415);
     fx_close(&f);
 }
 
