@@ -111,6 +111,25 @@ static inline void env_close(agent_env *e)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Whether real containers can run here: a runtime with its state in
+ * |probe_dir| (removed again) whose probe starts a sandbox. Prints why
+ * not; the tests then skip (77). */
+static inline int env_can_run(const char *probe_dir)
+{
+    dra_node_runtime *rt;
+    dra_node_runtime_opts ro = {probe_dir, NULL, NULL};
+    dra_diag d;
+    int probe;
+    dra_diag_init(&d, NULL);
+    probe = dra_node_runtime_new(&ro, NULL, &rt, &d) == DRA_OK && dra_node_runtime_probe(rt, &d) == DRA_OK;
+    if (!probe)
+        printf("skipping: %s\n", dra_diag_first(&d) ? dra_diag_first(&d) : "no runtime");
+    dra_node_runtime_free(rt);
+    dra_diag_fini(&d);
+    rmdir(probe_dir);
+    return probe;
+}
+
 /* Creates every object of a YAML text (namespaced ones in "default"). */
 static inline void env_apply(agent_env *e, const char *yaml)
 {
