@@ -91,18 +91,26 @@ static inline void env_open(agent_env *e, const char *node_name)
 }
 
 /* Kills what the agent's containers left (by the pids their shims
- * recorded), then stops everything and removes the directory. */
+ * recorded), then stops everything and removes the directory. A shim
+ * outlives its agent by design (restart safety), so one no state file
+ * names as running yet would be left behind: every dra-shim whose
+ * command line names the directory is ended too, by its pid from
+ * /proc/PID/cmdline (its bwrap sandbox dies with it). */
 static inline void env_close(agent_env *e)
 {
-    char cmd[600];
+    char cmd[1200];
     if (e->node)
         env_stop_node(e);
     snprintf(cmd, sizeof cmd,
              "for f in '%s'/node/containers/*/state; do [ -f \"$f\" ] || continue; "
              "p=$(sed -n 's/^pid=//p' \"$f\"); s=$(sed -n 's/^status=//p' \"$f\"); "
              "[ \"$s\" = running ] && [ \"$p\" -gt 1 ] 2>/dev/null && kill -9 \"$p\" 2>/dev/null; done; "
+             "for f in /proc/[0-9]*/cmdline; do "
+             "a=$(tr '\\0' '\\n' 2>/dev/null <\"$f\") || continue; "
+             "case \"$(printf '%%s\\n' \"$a\" | head -n 1)\" in dra-shim|*/dra-shim) ;; *) continue ;; esac; "
+             "case \"$a\" in *'%s/'*) p=${f#/proc/}; kill -9 \"${p%%/cmdline}\" 2>/dev/null ;; esac; done; "
              "sleep 0.2; rm -rf '%s'",
-             e->dir, e->dir);
+             e->dir, e->dir, e->dir);
     dra_apiserver_set_log_source(e->srv, NULL, NULL);
     dra_node_group_free(e->group);
     dra_cluster_free(e->c);
