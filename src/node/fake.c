@@ -279,6 +279,21 @@ static void push_job(dra_fake_nodes *f, job *j)
     pthread_mutex_unlock(&f->mu);
 }
 
+/* The end of both status builders: |cs| as status.containerStatuses of
+ * |root|, which becomes the JSON text returned (NULL when |err| or out of
+ * memory); |a| is finished either way. */
+static char *status_json(dra_fake_nodes *f, dra_arena *a, dra_doc *root, dra_doc *st,
+                         dra_doc *cs, dra_err err)
+{
+    char *out = NULL;
+    node_set(a, st, "containerStatuses", cs, &err);
+    node_set(a, root, "status", st, &err);
+    if (!err)
+        out = node_to_json(f->mem, root);
+    dra_arena_fini(a);
+    return out;
+}
+
 /* The status a kubelet would write for the running pod |pod|. */
 static char *running_status(dra_fake_nodes *f, const dra_doc *pod, size_t node_idx)
 {
@@ -288,7 +303,7 @@ static char *running_status(dra_fake_nodes *f, const dra_doc *pod, size_t node_i
     dra_err err = DRA_OK;
     dra_doc *root, *st, *cl, *cs, *ips, *ipm;
     const dra_doc *ctrs = node_doc_at(pod, "spec.containers");
-    char now[48], ip[32], *out = NULL;
+    char now[48], ip[32];
     dra_arena_init(&a, f->mem);
     node_fmt_time(node_now_ns(), 0, now, sizeof now);
     snprintf(ip, sizeof ip, "10.%zu.%zu.%zu", (node_idx >> 16) & 255, (node_idx >> 8) & 255, node_idx & 255);
@@ -333,12 +348,7 @@ static char *running_status(dra_fake_nodes *f, const dra_doc *pod, size_t node_i
         node_set(&a, m, "started", dra_doc_new_bool(&a, 1), &err);
         node_push(&a, cs, m, &err);
     }
-    node_set(&a, st, "containerStatuses", cs, &err);
-    node_set(&a, root, "status", st, &err);
-    if (!err)
-        out = node_to_json(f->mem, root);
-    dra_arena_fini(&a);
-    return out;
+    return status_json(f, &a, root, st, cs, err);
 }
 
 /* The final status of a deleted pod: its containers stopped cleanly. */
@@ -348,7 +358,7 @@ static char *final_status(dra_fake_nodes *f, const dra_doc *pod)
     dra_err err = DRA_OK;
     dra_doc *root, *st, *cs;
     const dra_doc *old = node_doc_at(pod, "status.containerStatuses");
-    char now[48], *out = NULL;
+    char now[48];
     dra_arena_init(&a, f->mem);
     node_fmt_time(node_now_ns(), 0, now, sizeof now);
     root = dra_doc_new_map(&a, 1);
@@ -370,12 +380,7 @@ static char *final_status(dra_fake_nodes *f, const dra_doc *pod)
         node_set(&a, m, "started", dra_doc_new_bool(&a, 0), &err);
         node_push(&a, cs, m, &err);
     }
-    node_set(&a, st, "containerStatuses", cs, &err);
-    node_set(&a, root, "status", st, &err);
-    if (!err)
-        out = node_to_json(f->mem, root);
-    dra_arena_fini(&a);
-    return out;
+    return status_json(f, &a, root, st, cs, err);
 }
 
 static job *new_job(dra_fake_nodes *f, job_kind k, const dra_doc *pod)
