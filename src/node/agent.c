@@ -94,6 +94,19 @@ static int64_t mem_total_kib(void)
     return kb;
 }
 
+/* One of capacity and allocatable in |m|: the figures measured, unless the
+ * node's options set them. */
+static void resource_list(dra_node *n, dra_arena *a, dra_doc *m, const char *cpu,
+                          const char *eph, const char *mem, dra_err *err)
+{
+    node_set_str(a, m, "cpu", n->o.cpu ? n->o.cpu : cpu, err);
+    node_set_str(a, m, "ephemeral-storage", n->o.ephemeral_storage ? n->o.ephemeral_storage : eph, err);
+    node_set_str(a, m, "hugepages-1Gi", "0", err);
+    node_set_str(a, m, "hugepages-2Mi", "0", err);
+    node_set_str(a, m, "memory", n->o.memory ? n->o.memory : mem, err);
+    node_set_str(a, m, "pods", n->o.pods ? n->o.pods : "110", err);
+}
+
 /* capacity and allocatable: the kubelet subtracts its default hard
  * eviction thresholds (memory.available 100Mi, nodefs.available 10%). */
 static void resources(dra_node *n, dra_arena *a, dra_doc *status, dra_err *err)
@@ -109,18 +122,8 @@ static void resources(dra_node *n, dra_arena *a, dra_doc *status, dra_err *err)
     snprintf(amem, sizeof amem, "%lldKi", (long long)(kib > 102400 ? kib - 102400 : kib));
     snprintf(eph, sizeof eph, "%lldKi", (long long)disk);
     snprintf(aeph, sizeof aeph, "%lld", (long long)(disk * 1024 / 10 * 9));
-    node_set_str(a, cap, "cpu", n->o.cpu ? n->o.cpu : cpu, err);
-    node_set_str(a, cap, "ephemeral-storage", n->o.ephemeral_storage ? n->o.ephemeral_storage : eph, err);
-    node_set_str(a, cap, "hugepages-1Gi", "0", err);
-    node_set_str(a, cap, "hugepages-2Mi", "0", err);
-    node_set_str(a, cap, "memory", n->o.memory ? n->o.memory : mem, err);
-    node_set_str(a, cap, "pods", n->o.pods ? n->o.pods : "110", err);
-    node_set_str(a, alloc, "cpu", n->o.cpu ? n->o.cpu : cpu, err);
-    node_set_str(a, alloc, "ephemeral-storage", n->o.ephemeral_storage ? n->o.ephemeral_storage : aeph, err);
-    node_set_str(a, alloc, "hugepages-1Gi", "0", err);
-    node_set_str(a, alloc, "hugepages-2Mi", "0", err);
-    node_set_str(a, alloc, "memory", n->o.memory ? n->o.memory : amem, err);
-    node_set_str(a, alloc, "pods", n->o.pods ? n->o.pods : "110", err);
+    resource_list(n, a, cap, cpu, eph, mem, err);
+    resource_list(n, a, alloc, cpu, aeph, amem, err);
     node_set(a, status, "capacity", cap, err);
     node_set(a, status, "allocatable", alloc, err);
 }
