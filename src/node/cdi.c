@@ -152,41 +152,37 @@ static const dra_doc *rd_map(rd *r, const dra_doc *doc, const char *what)
     return doc;
 }
 
-static const char *rd_str(rd *r, const dra_doc *map, const char *key)
+/* Member |key| of |map| when it has |kind|; NULL when absent or null, and
+ * when of another kind, which fails |r| ("expected |what|"). */
+static const dra_doc *rd_member(rd *r, const dra_doc *map, const char *key,
+                                dra_doc_kind kind, const char *what)
 {
     const dra_doc *v = dra_doc_get(map, key);
     if (!v || v->kind == DRA_DOC_NULL)
         return NULL;
-    if (v->kind != DRA_DOC_STRING) {
-        rd_fail(r, DRA_EINVALID, v, "failed to unmarshal CDI Spec: %s: expected a string", key);
+    if (v->kind != kind) {
+        rd_fail(r, DRA_EINVALID, v, "failed to unmarshal CDI Spec: %s: expected %s", key, what);
         return NULL;
     }
-    return v->u.str.s;
+    return v;
+}
+
+static const char *rd_str(rd *r, const dra_doc *map, const char *key)
+{
+    const dra_doc *v = rd_member(r, map, key, DRA_DOC_STRING, "a string");
+    return v ? v->u.str.s : NULL;
 }
 
 static int64_t rd_int(rd *r, const dra_doc *map, const char *key, int64_t dflt)
 {
-    const dra_doc *v = dra_doc_get(map, key);
-    if (!v || v->kind == DRA_DOC_NULL)
-        return dflt;
-    if (v->kind != DRA_DOC_INT) {
-        rd_fail(r, DRA_EINVALID, v, "failed to unmarshal CDI Spec: %s: expected an integer", key);
-        return dflt;
-    }
-    return v->u.i;
+    const dra_doc *v = rd_member(r, map, key, DRA_DOC_INT, "an integer");
+    return v ? v->u.i : dflt;
 }
 
 /* A list member: NULL (n = 0) when absent. */
 static const dra_doc *rd_list(rd *r, const dra_doc *map, const char *key)
 {
-    const dra_doc *v = dra_doc_get(map, key);
-    if (!v || v->kind == DRA_DOC_NULL)
-        return NULL;
-    if (v->kind != DRA_DOC_LIST) {
-        rd_fail(r, DRA_EINVALID, v, "failed to unmarshal CDI Spec: %s: expected a list", key);
-        return NULL;
-    }
-    return v;
+    return rd_member(r, map, key, DRA_DOC_LIST, "a list");
 }
 
 static const char **rd_strs(rd *r, const dra_doc *map, const char *key, size_t *n)

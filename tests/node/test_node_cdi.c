@@ -181,6 +181,11 @@ static void test_spec_invalid(void **state)
                    "failed to unmarshal CDI Spec: unknown field \"extra\"");
     expect_invalid("cdiVersion: 1.0.0\nkind: [a]\ndevices: [{name: g, containerEdits: {env: [A=1]}}]\n",
                    "failed to unmarshal CDI Spec: kind: expected a string");
+    expect_invalid("cdiVersion: 1.0.0\nkind: a.com/gpu\ndevices: [{name: g, containerEdits: {deviceNodes: "
+                   "[{path: /dev/x, major: x}]}}]\n",
+                   "failed to unmarshal CDI Spec: major: expected an integer");
+    expect_invalid("cdiVersion: 1.0.0\nkind: a.com/gpu\ndevices: [{name: g, containerEdits: {env: A=1}}]\n",
+                   "failed to unmarshal CDI Spec: env: expected a list");
     expect_invalid("- just\n- a list\n", "failed to parse CDI Spec, no Spec data");
     expect_invalid("cdiVersion: [\n", "did not find expected node content while parsing a flow node");
 }
