@@ -246,6 +246,25 @@ static dra_err copy_stored(dra_arena *a, const plugin_cp_claim *c, prep *x)
     return result_from_groups(a, c->groups, c->n_groups, x->r);
 }
 
+/* Records |x| in the checkpoint in |state| (a completed claim with its
+ * prepared groups) and marks the checkpoint dirty. */
+static dra_err put_claim(plugin_cp *cp, dra_arena *a, const prep *x, int state, int *dirty)
+{
+    plugin_cp_claim n;
+    memset(&n, 0, sizeof(n));
+    n.uid = x->uid;
+    n.state = state;
+    n.status = (dra_doc *)x->status;
+    n.name = x->claim->meta.name;
+    n.namespace_ = x->claim->meta.namespace_;
+    if (state == PLUGIN_CP_COMPLETED) {
+        n.groups = x->groups;
+        n.n_groups = x->n_groups;
+    }
+    *dirty = 1;
+    return plugin_cp_put(cp, a, &n);
+}
+
 static dra_err step_start(dra_plugin *p, plugin_cp *cp, dra_arena *a, void *ud, int *dirty)
 {
     prep *x = ud;
@@ -257,32 +276,14 @@ static dra_err step_start(dra_plugin *p, plugin_cp *cp, dra_arena *a, void *ud, 
     if (overlap(p, cp, x))
         return DRA_ECONFLICT;
     x->started = c != NULL;
-    plugin_cp_claim n;
-    memset(&n, 0, sizeof(n));
-    n.uid = x->uid;
-    n.state = PLUGIN_CP_STARTED;
-    n.status = (dra_doc *)x->status;
-    n.name = x->claim->meta.name;
-    n.namespace_ = x->claim->meta.namespace_;
-    *dirty = 1;
-    return plugin_cp_put(cp, a, &n);
+    return put_claim(cp, a, x, PLUGIN_CP_STARTED, dirty);
 }
 
 static dra_err step_complete(dra_plugin *p, plugin_cp *cp, dra_arena *a, void *ud, int *dirty)
 {
     (void)p;
     prep *x = ud;
-    plugin_cp_claim n;
-    memset(&n, 0, sizeof(n));
-    n.uid = x->uid;
-    n.state = PLUGIN_CP_COMPLETED;
-    n.status = (dra_doc *)x->status;
-    n.name = x->claim->meta.name;
-    n.namespace_ = x->claim->meta.namespace_;
-    n.groups = x->groups;
-    n.n_groups = x->n_groups;
-    *dirty = 1;
-    return plugin_cp_put(cp, a, &n);
+    return put_claim(cp, a, x, PLUGIN_CP_COMPLETED, dirty);
 }
 
 static dra_err step_forget(dra_plugin *p, plugin_cp *cp, dra_arena *a, void *ud, int *dirty)

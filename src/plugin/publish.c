@@ -198,6 +198,22 @@ static int same_spec(const dra_doc *a, const dra_doc *b)
     return dra_doc_equal(dra_doc_get(a, "spec"), dra_doc_get(b, "spec"));
 }
 
+/* Deletes |slice|; one already gone is no error, another failure is
+ * added to |d| with the server's message. */
+static dra_err delete_slice(dra_plugin *p, dra_arena *a, const dra_doc *slice, dra_diag *d)
+{
+    dra_kstatus st;
+    memset(&st, 0, sizeof(st));
+    dra_err e = dra_cluster_delete(p->o.cluster, &DRA_GVR_SLICES, NULL, dra_obj_name(slice),
+                                   NULL, a, NULL, &st);
+    if (e == DRA_ENOTFOUND)
+        return DRA_OK;
+    if (e != DRA_OK)
+        dra_diag_add(d, "", 0, 0, "delete ResourceSlice %s: %s", dra_obj_name(slice),
+                     st.message[0] ? st.message : dra_strerror(e));
+    return e;
+}
+
 static dra_err sync_slices(dra_plugin *p, dra_arena *a, dra_resource_slice_spec *want,
                            size_t n, dra_diag *d)
 {
@@ -235,16 +251,8 @@ static dra_err sync_slices(dra_plugin *p, dra_arena *a, dra_resource_slice_spec 
             dra_diag_add(d, "", 0, 0, "%s ResourceSlice: %s", old ? "update" : "create",
                          st.message[0] ? st.message : dra_strerror(e));
     }
-    for (size_t i = n; i < ex.n && e == DRA_OK; i++) {
-        memset(&st, 0, sizeof(st));
-        e = dra_cluster_delete(p->o.cluster, &DRA_GVR_SLICES, NULL, dra_obj_name(ex.items[i]),
-                               NULL, a, NULL, &st);
-        if (e == DRA_ENOTFOUND)
-            e = DRA_OK;
-        else if (e != DRA_OK)
-            dra_diag_add(d, "", 0, 0, "delete ResourceSlice %s: %s", dra_obj_name(ex.items[i]),
-                         st.message[0] ? st.message : dra_strerror(e));
-    }
+    for (size_t i = n; i < ex.n && e == DRA_OK; i++)
+        e = delete_slice(p, a, ex.items[i], d);
     return e;
 }
 
@@ -283,17 +291,8 @@ dra_err dra_plugin_remove_slices(dra_plugin *p, dra_diag *d)
     existing ex;
     memset(&ex, 0, sizeof(ex));
     dra_err e = list_ours(p, &a, &ex, d);
-    for (size_t i = 0; e == DRA_OK && i < ex.n; i++) {
-        dra_kstatus st;
-        memset(&st, 0, sizeof(st));
-        e = dra_cluster_delete(p->o.cluster, &DRA_GVR_SLICES, NULL, dra_obj_name(ex.items[i]),
-                               NULL, &a, NULL, &st);
-        if (e == DRA_ENOTFOUND)
-            e = DRA_OK;
-        else if (e != DRA_OK)
-            dra_diag_add(d, "", 0, 0, "delete ResourceSlice %s: %s", dra_obj_name(ex.items[i]),
-                         st.message[0] ? st.message : dra_strerror(e));
-    }
+    for (size_t i = 0; e == DRA_OK && i < ex.n; i++)
+        e = delete_slice(p, &a, ex.items[i], d);
     p->published = 0;
     pthread_mutex_unlock(&p->pub_mu);
     dra_arena_fini(&a);
