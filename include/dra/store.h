@@ -14,13 +14,16 @@
  * caller names, because the version is only known when the write is
  * ordered.
  *
- * Writes go through one writer thread that batches concurrent writes into
- * one transaction and one fsync (group commit); a write returns once it
- * is durable and visible to readers and watchers.
+ * Concurrent writes are batched into one transaction and one fsync
+ * (group commit): the writer that finds no commit running commits
+ * everything queued, on its own thread, and hands the next batch to the
+ * first writer that queued meanwhile; a write returns once it is durable
+ * and visible to readers and watchers. A maintenance thread compacts the
+ * history off the commit path.
  *
  * Threads: every function may be called from any thread, except that a
  * dra_store_watch is used by one thread at a time (its notify callback
- * comes from the writer thread).
+ * comes from the thread that committed a batch).
  */
 #ifndef DRA_STORE_H
 #define DRA_STORE_H
@@ -86,12 +89,12 @@ typedef struct dra_store_opts {
 
 /* Opens (creating when absent) the database at |path| and loads it into
  * memory: objects, history, the counter. |opts| and |mem| may be NULL.
- * Starts the writer thread. Errors: DRA_EIO when the file cannot be
+ * Starts the maintenance thread. Errors: DRA_EIO when the file cannot be
  * opened or read, or is not a store (the message, SQLite's, goes to |d|);
  * DRA_ENOMEM. *out is NULL on error. */
 dra_err dra_store_open(const char *path, const dra_store_opts *opts,
                        const dra_mem *mem, dra_store **out, dra_diag *d);
-/* Waits for writes in progress, stops the writer thread, closes the
+/* Waits for writes in progress, stops the maintenance thread, closes the
  * database. Watches still open must be closed first. NULL: no-op. */
 void dra_store_close(dra_store *s);
 
@@ -207,9 +210,9 @@ typedef struct dra_store_watch dra_store_watch;
 
 /* Opens a watch on |resource| (|ns| NULL: every namespace) delivering
  * the events after version |from_rv|. |notify| (may be NULL) is called
- * from the writer thread after each commit that added events for
- * |resource|, and once when the store closes; it must not call into the
- * store and should only wake whoever polls. Errors: DRA_EGONE when
+ * from the committing thread after each commit that added events for
+ * |resource|; it must not call into the store and should only wake
+ * whoever polls. Errors: DRA_EGONE when
  * events after |from_rv| have been compacted away (410 Gone);
  * DRA_ERANGE when |from_rv| is beyond the current version; DRA_ENOMEM. */
 dra_err dra_store_watch_open(dra_store *s, const char *resource,
@@ -252,7 +255,7 @@ typedef struct dra_store_stats {
 dra_err dra_store_stats_get(dra_store *s, dra_store_stats *st);
 
 /* Runs compaction now until the history is within its bounds (tests and
- * benchmarks; the writer thread does this on its own between batches).
+ * benchmarks; the maintenance thread does this on its own after commits).
  * DRA_OK or the database error. */
 dra_err dra_store_compact(dra_store *s);
 

@@ -1,11 +1,14 @@
 /*
- * store.c: the in-memory side of the store and its writer thread. Readers
- * (get, list, watch polls) take a read lock on the index; only the writer
- * thread changes it, after the batch it belongs to has been committed, so
- * nothing unacknowledged is ever visible and the counter never goes back.
- * The database side is store_sql.c.
+ * store.c: the in-memory side of the store, the group commit and the
+ * maintenance thread. Readers (get, list, watch polls) take a read lock on
+ * the index; only the committing writer (the leader of a batch) changes
+ * it, after the batch has been committed, so nothing unacknowledged is
+ * ever visible and the counter never goes back. The database side is
+ * store_sql.c.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,15 +65,17 @@ struct dra_store_watch {
     dra_store_watch *next, *prev;
 };
 
-/* One queued write and its completion. */
+/* One queued write and its completion. Its producer sleeps on |sem|
+ * until the write is done or the producer is made the next leader. */
 typedef struct wreq {
     dra_store_write *w;
     sres *r;
     char key[KEY_MAX];
     size_t keylen;
     dra_err err;
-    int done;
-    pthread_cond_t cv; /* signalled when done: only this producer wakes */
+    int done; /* set before the post that wakes the producer */
+    int lead; /* set (under qlock) when this producer is to commit next */
+    sem_t sem;
     sval *val;   /* built value (new state or DELETED state) */
     sval *prev;  /* the state it replaces */
     int type;
@@ -87,11 +92,24 @@ struct dra_store {
     size_t nobjects, live_bytes, hist_events, hist_bytes;
     uint64_t batches, writes, compactions, compact_max_us;
 
+    /* The queue of writes. The producer that finds no commit running
+     * becomes the leader: it takes the queue as one batch, commits it,
+     * hands the lead to the producer at the head of what queued
+     * meanwhile, and wakes its batch. So a lone writer commits on its
+     * own thread, and under load one wake-up per write remains. */
     pthread_mutex_t qlock;
-    pthread_cond_t qcv;
+    pthread_cond_t idle; /* closing: the last batch is done */
     wreq *qhead, *qtail;
+    int committing; /* a leader holds the lead */
     int closing;
-    pthread_t writer;
+
+    /* The maintenance thread: compaction steps and WAL checkpoints, off
+     * the commit path. */
+    pthread_t maint;
+    pthread_mutex_t mlock;
+    pthread_cond_t mcv;
+    int mkick, mstop, maint_started;
+    pthread_mutex_t clock; /* one compaction step at a time */
 
     pthread_mutex_t wlock;  /* watcher lists */
     pthread_mutex_t dblock; /* the database connection */
@@ -461,7 +479,7 @@ static dra_err store_load(dra_store *s, dra_diag *d)
 
 /* ---- open / close ---------------------------------------------------------------- */
 
-static void *writer_main(void *arg);
+static void *maint_main(void *arg);
 
 static void store_free(dra_store *s)
 {
@@ -472,7 +490,10 @@ static void store_free(dra_store *s)
     sdb_close(s->db);
     pthread_rwlock_destroy(&s->lock);
     pthread_mutex_destroy(&s->qlock);
-    pthread_cond_destroy(&s->qcv);
+    pthread_cond_destroy(&s->idle);
+    pthread_mutex_destroy(&s->mlock);
+    pthread_cond_destroy(&s->mcv);
+    pthread_mutex_destroy(&s->clock);
     pthread_mutex_destroy(&s->wlock);
     pthread_mutex_destroy(&s->dblock);
     dra_free(s->mem, s);
@@ -501,17 +522,21 @@ dra_err dra_store_open(const char *path, const dra_store_opts *opts,
     dra_map_init(&s->resmap, mem);
     pthread_rwlock_init(&s->lock, NULL);
     pthread_mutex_init(&s->qlock, NULL);
-    pthread_cond_init(&s->qcv, NULL);
+    pthread_cond_init(&s->idle, NULL);
+    pthread_mutex_init(&s->mlock, NULL);
+    pthread_cond_init(&s->mcv, NULL);
+    pthread_mutex_init(&s->clock, NULL);
     pthread_mutex_init(&s->wlock, NULL);
     pthread_mutex_init(&s->dblock, NULL);
     if ((e = sdb_open(path, &s->opts, mem, &s->db, d)) ||
         (e = store_load(s, d)))
         goto fail;
-    if (pthread_create(&s->writer, NULL, writer_main, s)) {
-        dra_diag_add(d, "", 0, 0, "cannot start the store's writer thread");
+    if (pthread_create(&s->maint, NULL, maint_main, s)) {
+        dra_diag_add(d, "", 0, 0, "cannot start the store's maintenance thread");
         e = DRA_EIO;
         goto fail;
     }
+    s->maint_started = 1;
     *out = s;
     return DRA_OK;
 fail:
@@ -523,11 +548,20 @@ void dra_store_close(dra_store *s)
 {
     if (!s)
         return;
+    /* New writes are refused from here; those queued are committed by
+     * the leaders already running. */
     pthread_mutex_lock(&s->qlock);
     s->closing = 1;
-    pthread_cond_broadcast(&s->qcv);
+    while (s->committing || s->qhead)
+        pthread_cond_wait(&s->idle, &s->qlock);
     pthread_mutex_unlock(&s->qlock);
-    pthread_join(s->writer, NULL);
+    if (s->maint_started) {
+        pthread_mutex_lock(&s->mlock);
+        s->mstop = 1;
+        pthread_cond_signal(&s->mcv);
+        pthread_mutex_unlock(&s->mlock);
+        pthread_join(s->maint, NULL);
+    }
     store_free(s);
 }
 
@@ -662,6 +696,8 @@ void dra_store_page_fini(dra_store_page *l)
 
 /* ---- writes: the producer side ------------------------------------------------------ */
 
+static void lead(dra_store *s, wreq *self);
+
 dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
 {
     wreq q;
@@ -679,11 +715,12 @@ dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
         return DRA_EINVAL;
     if (!w->json)
         w->json = "";
-    pthread_cond_init(&q.cv, NULL);
+    if (sem_init(&q.sem, 0, 0))
+        return DRA_ENOMEM;
     pthread_mutex_lock(&s->qlock);
     if (s->closing) {
         pthread_mutex_unlock(&s->qlock);
-        pthread_cond_destroy(&q.cv);
+        sem_destroy(&q.sem);
         snprintf(w->msg, sizeof w->msg, "the store is closing");
         return DRA_EUNAVAILABLE;
     }
@@ -692,19 +729,28 @@ dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
     else
         s->qhead = &q;
     s->qtail = &q;
-    pthread_cond_signal(&s->qcv);
-    while (!q.done)
-        pthread_cond_wait(&q.cv, &s->qlock);
+    if (!s->committing)
+        s->committing = q.lead = 1;
     pthread_mutex_unlock(&s->qlock);
-    pthread_cond_destroy(&q.cv);
+    /* A follower sleeps until its batch is committed, or until the
+     * leader before it hands it the lead (q.lead, set before the post). */
+    while (!q.lead) {
+        while (sem_wait(&q.sem) && errno == EINTR)
+            ;
+        if (q.done)
+            break;
+    }
+    if (!q.done)
+        lead(s, &q);
+    sem_destroy(&q.sem);
     if (q.err == DRA_OK) {
         w->rv = q.val->pub.rv;
-        w->obj = &q.val->pub; /* the writer left one reference for us */
+        w->obj = &q.val->pub; /* the leader left one reference for us */
     }
     return q.err;
 }
 
-/* ---- writes: the writer thread ------------------------------------------------------ */
+/* ---- writes: the leader's batch ------------------------------------------------------ */
 
 static uint64_t now_us(void)
 {
@@ -734,22 +780,33 @@ static void batch_resources(dra_store *s, wreq **b, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         sres *r;
-        pthread_rwlock_wrlock(&s->lock);
-        r = res_get(s, b[i]->w->resource);
+        int64_t id;
+        /* Resources are never removed: a read lock finds the known ones. */
+        pthread_rwlock_rdlock(&s->lock);
+        r = res_find(s, b[i]->w->resource);
+        id = r ? r->id : 0;
         pthread_rwlock_unlock(&s->lock);
+        if (!r) {
+            pthread_rwlock_wrlock(&s->lock);
+            r = res_get(s, b[i]->w->resource);
+            pthread_rwlock_unlock(&s->lock);
+        }
         if (!r) {
             b[i]->err = DRA_ENOMEM;
             continue;
         }
         b[i]->r = r;
-        if (!r->id) {
-            int64_t id = 0;
+        if (!id) {
             dra_err e = sdb_resource_add(s->db, r->name, &id, b[i]->w->msg,
                                          sizeof b[i]->w->msg);
-            if (e)
+            if (e) {
                 b[i]->err = e;
-            else
-                r->id = id; /* only this thread reads id */
+                continue;
+            }
+            /* Compaction plans read ids under the read lock. */
+            pthread_rwlock_wrlock(&s->lock);
+            r->id = id;
+            pthread_rwlock_unlock(&s->lock);
         }
     }
 }
@@ -861,27 +918,39 @@ static void batch_apply(dra_store *s, wreq **b, size_t n, uint64_t rv)
     pthread_rwlock_unlock(&s->lock);
 }
 
-static void batch_notify(dra_store *s, wreq **b, size_t n)
+/* The resources a batch wrote to, each once, into |nt| (BATCH_MAX
+ * slots, NULL-terminated when fewer). */
+static void notify_collect(dra_store *s, wreq **b, size_t n, sres **nt)
 {
-    pthread_mutex_lock(&s->wlock);
+    size_t k = 0;
+    (void)s;
     for (size_t i = 0; i < n; i++) {
         int seen = 0;
         if (b[i]->err)
             continue;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = !b[j]->err && b[j]->r == b[i]->r;
-        if (seen)
-            continue;
-        for (dra_store_watch *w = b[i]->r->watchers; w; w = w->next)
+        for (size_t j = 0; j < k && !seen; j++)
+            seen = nt[j] == b[i]->r;
+        if (!seen)
+            nt[k++] = b[i]->r;
+    }
+    if (k < BATCH_MAX)
+        nt[k] = NULL;
+}
+
+/* Wakes every watcher of the resources in |nt|. */
+static void notify_run(dra_store *s, sres **nt)
+{
+    pthread_mutex_lock(&s->wlock);
+    for (size_t i = 0; i < BATCH_MAX && nt[i]; i++)
+        for (dra_store_watch *w = nt[i]->watchers; w; w = w->next)
             if (w->notify)
                 w->notify(w->ud);
-    }
     pthread_mutex_unlock(&s->wlock);
 }
 
 static void batch_run_locked(dra_store *s, wreq **b, size_t n)
 {
-    uint64_t rv = s->rv; /* only this thread changes s->rv */
+    uint64_t rv = s->rv; /* only the leader (this thread) changes s->rv */
     char msg[192] = "";
     dra_err e;
     int any = 0;
@@ -904,14 +973,12 @@ static void batch_run_locked(dra_store *s, wreq **b, size_t n)
     }
     if (!any)
         return;
-    if ((e = sdb_set_rv(s->db, rv, msg, sizeof msg)) ||
-        (e = sdb_commit(s->db, msg, sizeof msg))) {
+    if ((e = sdb_commit(s->db, msg, sizeof msg))) {
         sdb_rollback(s->db);
         batch_fail(b, n, e, msg);
         return;
     }
     batch_apply(s, b, n, rv);
-    batch_notify(s, b, n);
 }
 
 static void batch_run(dra_store *s, wreq **b, size_t n)
@@ -1052,7 +1119,7 @@ static void compact_apply(dra_store *s, uint64_t upto)
 /* One compaction step: the plan under the read lock, the database
  * transaction under the database lock only (readers go on), then the
  * memory under a short write lock. Returns 1 when a step was taken. Runs
- * on the writer thread, or from dra_store_compact. */
+ * on the maintenance thread, or from dra_store_compact. */
 static int compact_step(dra_store *s)
 {
     cplan p;
@@ -1072,7 +1139,8 @@ static int compact_step(dra_store *s)
     }
     pthread_mutex_lock(&s->dblock);
     t0 = now_us();
-    if (sdb_compact(s->db, p.upto, p.ids, p.crv, p.nc, msg, sizeof msg)) {
+    /* s->rv only changes under the database lock, held here. */
+    if (sdb_compact(s->db, p.upto, p.ids, p.crv, p.nc, s->rv, msg, sizeof msg)) {
         /* Retried at the next step; the history stays meanwhile. */
         pthread_mutex_unlock(&s->dblock);
         cplan_fini(s, &p);
@@ -1104,50 +1172,119 @@ static int compact_needed(dra_store *s)
 dra_err dra_store_compact(dra_store *s)
 {
     /* Steps run here directly; the database lock serialises them with
-     * the writer's batches, and the queue lock with its own steps. */
-    pthread_mutex_lock(&s->qlock);
+     * the batches, the compaction lock with the maintenance thread's. */
+    pthread_mutex_lock(&s->clock);
     while (compact_needed(s) && compact_step(s))
         ;
-    pthread_mutex_unlock(&s->qlock);
+    pthread_mutex_unlock(&s->clock);
     return DRA_OK;
 }
 
-static void *writer_main(void *arg)
+/* The maintenance thread: compaction steps whenever a commit left the
+ * history over its bounds (each step holds the database only briefly,
+ * between batches). */
+static void *maint_main(void *arg)
 {
     dra_store *s = arg;
-    wreq *b[BATCH_MAX];
+    pthread_mutex_lock(&s->mlock);
+    while (!s->mstop) {
+        if (!s->mkick) {
+            pthread_cond_wait(&s->mcv, &s->mlock);
+            continue;
+        }
+        s->mkick = 0;
+        pthread_mutex_unlock(&s->mlock);
+        pthread_mutex_lock(&s->clock);
+        while (compact_needed(s) && compact_step(s)) {
+            pthread_mutex_lock(&s->mlock);
+            int stop = s->mstop;
+            pthread_mutex_unlock(&s->mlock);
+            if (stop)
+                break;
+        }
+        pthread_mutex_unlock(&s->clock);
+        pthread_mutex_lock(&s->mlock);
+    }
+    pthread_mutex_unlock(&s->mlock);
+    return NULL;
+}
+
+static void maint_kick(dra_store *s)
+{
+    pthread_mutex_lock(&s->mlock);
+    s->mkick = 1;
+    pthread_cond_signal(&s->mcv);
+    pthread_mutex_unlock(&s->mlock);
+}
+
+/* One compaction step from a writer's thread (see lead()). */
+static void compact_inline(dra_store *s)
+{
+    pthread_mutex_lock(&s->clock);
+    compact_step(s);
+    pthread_mutex_unlock(&s->clock);
+}
+
+/* Runs one batch as the leader: takes the queue (|self| at its head),
+ * commits it, passes the lead on to the next queued producer (or gives
+ * it up), then wakes the batch's producers and the watchers.
+ *
+ * Compaction stays off the commit path while it keeps up: a leader that
+ * leaves nothing queued takes a step itself once its batch is
+ * acknowledged (as an idle writer thread would), and under sustained
+ * load the maintenance thread takes them. Should the history still grow
+ * a quarter past its bounds, the leader takes a step before passing the
+ * lead on, so writers wait for it and the history stays bounded. */
+static void lead(dra_store *s, wreq *self)
+{
+    wreq *b[BATCH_MAX], *next = NULL;
+    sres *nt[BATCH_MAX];
+    size_t n = 0;
+    int over, far;
     pthread_mutex_lock(&s->qlock);
-    for (;;) {
-        size_t n = 0;
-        while (!s->qhead && !s->closing) {
-            if (compact_needed(s)) {
-                /* Steps are short and idempotent; producers may queue
-                 * meanwhile. */
-                pthread_mutex_unlock(&s->qlock);
-                compact_step(s);
-                pthread_mutex_lock(&s->qlock);
-                continue;
-            }
-            pthread_cond_wait(&s->qcv, &s->qlock);
-        }
-        if (!s->qhead && s->closing)
-            break;
-        while (s->qhead && n < BATCH_MAX) {
-            b[n++] = s->qhead;
-            s->qhead = s->qhead->next;
-        }
-        if (!s->qhead)
-            s->qtail = NULL;
-        pthread_mutex_unlock(&s->qlock);
-        batch_run(s, b, n);
-        pthread_mutex_lock(&s->qlock);
-        for (size_t i = 0; i < n; i++) {
-            b[i]->done = 1;
-            pthread_cond_signal(&b[i]->cv);
-        }
+    while (s->qhead && n < BATCH_MAX) {
+        b[n++] = s->qhead;
+        s->qhead = s->qhead->next;
+    }
+    if (!s->qhead)
+        s->qtail = NULL;
+    pthread_mutex_unlock(&s->qlock);
+    batch_run(s, b, n);
+    pthread_rwlock_rdlock(&s->lock);
+    over = over_budget(s, 1, 1);
+    far = over_budget(s, 5, 4);
+    pthread_rwlock_unlock(&s->lock);
+    if (far)
+        compact_inline(s);
+    pthread_mutex_lock(&s->qlock);
+    if (s->qhead) {
+        next = s->qhead;
+        next->lead = 1;
+    } else {
+        s->committing = 0;
+        if (s->closing)
+            pthread_cond_broadcast(&s->idle);
     }
     pthread_mutex_unlock(&s->qlock);
-    return NULL;
+    if (next)
+        sem_post(&next->sem);
+    /* The watchers of the batch's resources are collected before the
+     * producers are woken: a producer may return (and its request die)
+     * as soon as it is posted, so each is marked done first and not
+     * touched after. */
+    notify_collect(s, b, n, nt);
+    for (size_t i = 0; i < n; i++) {
+        if (b[i] == self)
+            continue;
+        b[i]->done = 1;
+        sem_post(&b[i]->sem);
+    }
+    notify_run(s, nt);
+    self->done = 1;
+    if (over && !far && !next)
+        compact_inline(s);
+    else if (over && !far)
+        maint_kick(s);
 }
 
 /* ---- watch ---------------------------------------------------------------------------- */
@@ -1186,7 +1323,7 @@ dra_err dra_store_watch_open(dra_store *s, const char *resource,
         w->r = r;
         /* Registered under the index lock too, so no commit can slip
          * between the version check and the registration unnoticed:
-         * the writer publishes under this lock before notifying. */
+         * the leader publishes under this lock before notifying. */
         pthread_mutex_lock(&s->wlock);
         w->next = r->watchers;
         if (r->watchers)

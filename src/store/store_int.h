@@ -38,11 +38,13 @@ DRA_HIDDEN dra_err sdb_open(const char *path, const dra_store_opts *opts,
                             const dra_mem *mem, store_db **out, dra_diag *d);
 DRA_HIDDEN void sdb_close(store_db *db);
 /* Reads everything back through |cb|; *rv is the highest version ever
- * assigned (the counter to continue from). */
+ * assigned (the counter to continue from): the largest of meta's and
+ * every stored row's. */
 DRA_HIDDEN dra_err sdb_load(store_db *db, const sdb_load_cb *cb, uint64_t *rv,
                             dra_diag *d);
 
 /* One batch: begin, then puts/deletes/events, then commit or rollback.
+ * A batch does not record the counter: its event rows carry it.
  * Each returns DRA_OK, DRA_EIO or DRA_EUNAVAILABLE (disk full, busy)
  * with the message copied into |msg| (|cap| bytes). */
 DRA_HIDDEN dra_err sdb_begin(store_db *db, char *msg, size_t cap);
@@ -62,16 +64,16 @@ DRA_HIDDEN dra_err sdb_event(store_db *db, uint64_t rv, int type, int64_t res,
  * the state it recorded (no-op when compacted or already filled). */
 DRA_HIDDEN dra_err sdb_event_fill(store_db *db, uint64_t rv, const char *value,
                                   size_t len, char *msg, size_t cap);
-DRA_HIDDEN dra_err sdb_set_rv(store_db *db, uint64_t rv, char *msg, size_t cap);
 DRA_HIDDEN dra_err sdb_commit(store_db *db, char *msg, size_t cap);
 DRA_HIDDEN void sdb_rollback(store_db *db);
 
 /* One compaction step, its own transaction: deletes the events with
- * rv <= |upto| and records each (resource id, compacted rv) pair of
- * |res|/|crv| (|n| of them). */
+ * rv <= |upto|, records each (resource id, compacted rv) pair of
+ * |res|/|crv| (|n| of them) and the counter |rv| (the store's version:
+ * the events deleted may have held the highest one). */
 DRA_HIDDEN dra_err sdb_compact(store_db *db, uint64_t upto, const int64_t *res,
-                               const uint64_t *crv, size_t n, char *msg,
-                               size_t cap);
+                               const uint64_t *crv, size_t n, uint64_t rv,
+                               char *msg, size_t cap);
 /* Gives back up to |pages| free pages to the file system when more than
  * a quarter of the file is free (incremental vacuum). */
 DRA_HIDDEN dra_err sdb_vacuum_step(store_db *db, int pages);

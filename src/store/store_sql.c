@@ -3,8 +3,11 @@
  * Three tables: objects (current state, one row per key, updated in
  * place), events (the bounded watch history, one row per write) and
  * resources (name -> id and each resource's compaction point), plus a
- * one-row meta table holding the resourceVersion counter. Statements are
- * prepared once; every return code is checked.
+ * one-row meta table. The resourceVersion counter is the highest version
+ * stored anywhere: every write leaves an event row with its version, so
+ * meta records the counter only when compaction deletes events (a batch
+ * then writes one page less). Statements are prepared once; every return
+ * code is checked.
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,7 +25,7 @@ enum {
     Q_DEL,
     Q_EVENT,
     Q_EVENT_FILL,
-    Q_SET_RV,
+    Q_KEEP_RV,
     Q_RES_ADD,
     Q_COMPACT_EVENTS,
     Q_COMPACT_RES,
@@ -41,7 +44,7 @@ static const char *const queries[Q_N] = {
     ("INSERT INTO events(rv, type, res, ns, name, value) "
      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
     "UPDATE events SET value = ?2 WHERE rv = ?1 AND value IS NULL",
-    "UPDATE meta SET rv = ?1",
+    "UPDATE meta SET rv = max(rv, ?1)",
     "INSERT INTO resources(name, compacted_rv) VALUES (?1, 0)",
     "DELETE FROM events WHERE rv <= ?1",
     "UPDATE resources SET compacted_rv = ?2 WHERE id = ?1",
@@ -142,8 +145,12 @@ static dra_err configure(store_db *db, const dra_store_opts *o, dra_diag *d)
     dra_err e;
     int nosync = o->unsafe_nosync;
     /* auto_vacuum only takes effect before the first table exists, so
-     * it comes first; on an existing file it is a no-op. */
+     * it comes first; on an existing file it is a no-op. One process
+     * owns the file (drad locks its data directory), so the connection
+     * holds its lock for good: no file locking per transaction, and the
+     * WAL index lives in memory instead of a shared -shm file. */
     if ((e = exec(db, "PRAGMA auto_vacuum = INCREMENTAL", d)) ||
+        (e = exec(db, "PRAGMA locking_mode = EXCLUSIVE", d)) ||
         (e = exec(db, "PRAGMA journal_mode = WAL", d)) ||
         (e = exec(db, nosync ? "PRAGMA synchronous = OFF"
                              : "PRAGMA synchronous = FULL", d)) ||
@@ -432,20 +439,23 @@ dra_err sdb_event_fill(store_db *db, uint64_t rv, const char *value, size_t len,
     return e ? e : step(db, Q_EVENT_FILL, msg, cap);
 }
 
-dra_err sdb_set_rv(store_db *db, uint64_t rv, char *msg, size_t cap)
-{
-    dra_err e = bound(db, Q_SET_RV,
-                      sqlite3_bind_int64(db->q[Q_SET_RV], 1, (sqlite3_int64)rv),
-                      msg, cap);
-    return e ? e : step(db, Q_SET_RV, msg, cap);
-}
-
 dra_err sdb_compact(store_db *db, uint64_t upto, const int64_t *res,
-                    const uint64_t *crv, size_t n, char *msg, size_t cap)
+                    const uint64_t *crv, size_t n, uint64_t rv, char *msg,
+                    size_t cap)
 {
     dra_err e;
     if ((e = sdb_begin(db, msg, cap)))
         return e;
+    /* The events about to go may hold the highest version stored. */
+    e = bound(db, Q_KEEP_RV,
+              sqlite3_bind_int64(db->q[Q_KEEP_RV], 1, (sqlite3_int64)rv), msg,
+              cap);
+    if (!e)
+        e = step(db, Q_KEEP_RV, msg, cap);
+    if (e) {
+        sdb_rollback(db);
+        return e;
+    }
     e = bound(db, Q_COMPACT_EVENTS,
               sqlite3_bind_int64(db->q[Q_COMPACT_EVENTS], 1, (sqlite3_int64)upto),
               msg, cap);
