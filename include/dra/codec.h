@@ -142,6 +142,29 @@ dra_doc *dra_doc_new_map(dra_arena *a, size_t cap);
 dra_err dra_doc_list_push(dra_arena *a, dra_doc *list, dra_doc *item);
 dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *val);
 
+/* A builder for code that assembles a document from many small pieces:
+ * a call that cannot allocate sets |oom| instead of returning an error, a
+ * set or push given a NULL node (a piece that failed) sets it too, and
+ * the caller checks |oom| once at the end. Nodes live in |a|. */
+typedef struct dra_docb {
+    dra_arena *a;
+    int oom;
+} dra_docb;
+
+dra_doc *dra_docb_map(dra_docb *b);
+dra_doc *dra_docb_list(dra_docb *b);
+dra_doc *dra_docb_str(dra_docb *b, const char *s); /* NULL: "" */
+dra_doc *dra_docb_strn(dra_docb *b, const char *s, size_t len);
+dra_doc *dra_docb_int(dra_docb *b, int64_t v);
+dra_doc *dra_docb_bool(dra_docb *b, int v);
+/* The |n| strings of |v| as a list. */
+dra_doc *dra_docb_strs(dra_docb *b, const char *const *v, size_t n);
+/* |v| as member |key| of |map| (dra_doc_map_set), and the same with a
+ * string; |v| pushed onto |list|. */
+void dra_docb_set(dra_docb *b, dra_doc *map, const char *key, dra_doc *v);
+void dra_docb_set_str(dra_docb *b, dra_doc *map, const char *key, const char *s);
+void dra_docb_push(dra_docb *b, dra_doc *list, dra_doc *v);
+
 /* Deep equality: map members compared as sets, lists in order, strings
  * by bytes, numbers by value (an int equals a float when the int converted
  * to double is that float; two big integers kept as text compare by their

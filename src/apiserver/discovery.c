@@ -103,61 +103,17 @@ api_disc_format api_disc_negotiate(const char *accept, const char **content_type
 
 typedef struct bld {
     dra_arena a;
-    int oom;
+    dra_docb d; /* builds in a */
 } bld;
-
-static dra_doc *str(bld *b, const char *s)
-{
-    dra_doc *d = dra_doc_new_string(&b->a, s, strlen(s));
-    if (!d)
-        b->oom = 1;
-    return d;
-}
-
-static dra_doc *map(bld *b)
-{
-    dra_doc *d = dra_doc_new_map(&b->a, 4);
-    if (!d)
-        b->oom = 1;
-    return d;
-}
-
-static dra_doc *list(bld *b)
-{
-    dra_doc *d = dra_doc_new_list(&b->a, 4);
-    if (!d)
-        b->oom = 1;
-    return d;
-}
-
-static void set(bld *b, dra_doc *m, const char *k, dra_doc *v)
-{
-    if (!m || !v || dra_doc_map_set(&b->a, m, k, v) != DRA_OK)
-        b->oom = 1;
-}
-
-static void push(bld *b, dra_doc *l, dra_doc *v)
-{
-    if (!l || !v || dra_doc_list_push(&b->a, l, v) != DRA_OK)
-        b->oom = 1;
-}
-
-static void set_str(bld *b, dra_doc *m, const char *k, const char *v)
-{
-    set(b, m, k, str(b, v));
-}
 
 /* Comma-separated |csv| as a list of strings. */
 static dra_doc *csv_list(bld *b, const char *csv)
 {
-    dra_doc *l = list(b);
+    dra_doc *l = dra_docb_list(&b->d);
     while (csv && *csv) {
         const char *c = strchr(csv, ',');
         size_t n = c ? (size_t)(c - csv) : strlen(csv);
-        dra_doc *s = dra_doc_new_string(&b->a, csv, n);
-        if (!s)
-            b->oom = 1;
-        push(b, l, s);
+        dra_docb_push(&b->d, l, dra_docb_strn(&b->d, csv, n));
         csv += n + (c ? 1 : 0);
     }
     return l;
@@ -173,9 +129,9 @@ static const char *const verbs_get[] = {"get", NULL};
 
 static dra_doc *verb_list(bld *b, const char *const *v)
 {
-    dra_doc *l = list(b);
+    dra_doc *l = dra_docb_list(&b->d);
     for (; *v; v++)
-        push(b, l, str(b, *v));
+        dra_docb_push(&b->d, l, dra_docb_str(&b->d, *v));
     return l;
 }
 
@@ -201,7 +157,7 @@ static const char *const *row_verbs(const api_resource *r)
 
 static dra_err finish(bld *b, dra_doc *doc, dra_buf *out)
 {
-    dra_err err = b->oom ? DRA_ENOMEM : dra_doc_to_json(doc, 0, out);
+    dra_err err = b->d.oom ? DRA_ENOMEM : dra_doc_to_json(doc, 0, out);
     dra_arena_fini(&b->a);
     if (err == DRA_OK && out->len && out->p[out->len - 1] == '\n') {
         out->len--; /* the encoder ends documents with a newline */
@@ -213,7 +169,8 @@ static dra_err finish(bld *b, dra_doc *doc, dra_buf *out)
 static void bld_init(bld *b, const dra_buf *out)
 {
     dra_arena_init(&b->a, out->mem);
-    b->oom = 0;
+    b->d.a = &b->a;
+    b->d.oom = 0;
 }
 
 /* ---- legacy documents --------------------------------------------------- */
@@ -222,32 +179,32 @@ dra_err api_disc_api_versions(const char *server_address, dra_buf *out)
 {
     bld b;
     bld_init(&b, out);
-    dra_doc *doc = map(&b), *cidrs;
-    set_str(&b, doc, "kind", "APIVersions");
-    set(&b, doc, "versions", csv_list(&b, "v1"));
+    dra_doc *doc = dra_docb_map(&b.d), *cidrs;
+    dra_docb_set_str(&b.d, doc, "kind", "APIVersions");
+    dra_docb_set(&b.d, doc, "versions", csv_list(&b, "v1"));
     if (server_address) {
-        dra_doc *one = map(&b);
-        cidrs = list(&b);
-        set_str(&b, one, "clientCIDR", "0.0.0.0/0");
-        set_str(&b, one, "serverAddress", server_address);
-        push(&b, cidrs, one);
+        dra_doc *one = dra_docb_map(&b.d);
+        cidrs = dra_docb_list(&b.d);
+        dra_docb_set_str(&b.d, one, "clientCIDR", "0.0.0.0/0");
+        dra_docb_set_str(&b.d, one, "serverAddress", server_address);
+        dra_docb_push(&b.d, cidrs, one);
     } else {
         cidrs = dra_doc_new_null(&b.a);
         if (!cidrs)
-            b.oom = 1;
+            b.d.oom = 1;
     }
-    set(&b, doc, "serverAddressByClientCIDRs", cidrs);
+    dra_docb_set(&b.d, doc, "serverAddressByClientCIDRs", cidrs);
     return finish(&b, doc, out);
 }
 
 static dra_doc *group_version(bld *b, const char *group, const char *version)
 {
-    dra_doc *gv = map(b);
+    dra_doc *gv = dra_docb_map(&b->d);
     char *s = dra_arena_sprintf(&b->a, "%s/%s", group, version);
     if (!s)
-        b->oom = 1;
-    set_str(b, gv, "groupVersion", s ? s : "");
-    set_str(b, gv, "version", version);
+        b->d.oom = 1;
+    dra_docb_set_str(&b->d, gv, "groupVersion", s ? s : "");
+    dra_docb_set_str(&b->d, gv, "version", version);
     return gv;
 }
 
@@ -268,23 +225,23 @@ static dra_doc *api_group(bld *b, const char *group, int typed)
         if (seen)
             continue;
         if (!g) {
-            g = map(b);
+            g = dra_docb_map(&b->d);
             if (typed) {
-                set_str(b, g, "kind", "APIGroup");
-                set_str(b, g, "apiVersion", "v1");
+                dra_docb_set_str(&b->d, g, "kind", "APIGroup");
+                dra_docb_set_str(&b->d, g, "apiVersion", "v1");
             }
-            set_str(b, g, "name", group);
-            versions = list(b);
+            dra_docb_set_str(&b->d, g, "name", group);
+            versions = dra_docb_list(&b->d);
         }
-        push(b, versions, group_version(b, group, t[i].version));
+        dra_docb_push(&b->d, versions, group_version(b, group, t[i].version));
         if (t[i].preferred && !preferred)
             preferred = group_version(b, group, t[i].version);
     }
     if (!g)
         return NULL;
-    set(b, g, "versions", versions);
+    dra_docb_set(&b->d, g, "versions", versions);
     if (preferred)
-        set(b, g, "preferredVersion", preferred);
+        dra_docb_set(&b->d, g, "preferredVersion", preferred);
     return g;
 }
 
@@ -294,9 +251,9 @@ dra_err api_disc_group_list(dra_buf *out)
     size_t n;
     const api_resource *t = api_resources(&n);
     bld_init(&b, out);
-    dra_doc *doc = map(&b), *groups = list(&b);
-    set_str(&b, doc, "kind", "APIGroupList");
-    set_str(&b, doc, "apiVersion", "v1");
+    dra_doc *doc = dra_docb_map(&b.d), *groups = dra_docb_list(&b.d);
+    dra_docb_set_str(&b.d, doc, "kind", "APIGroupList");
+    dra_docb_set_str(&b.d, doc, "apiVersion", "v1");
     for (size_t i = 0; i < n; i++) {
         int seen = 0;
         if (!*t[i].group)
@@ -305,9 +262,9 @@ dra_err api_disc_group_list(dra_buf *out)
             if (!strcmp(t[j].group, t[i].group))
                 seen = 1;
         if (!seen)
-            push(&b, groups, api_group(&b, t[i].group, 0));
+            dra_docb_push(&b.d, groups, api_group(&b, t[i].group, 0));
     }
-    set(&b, doc, "groups", groups);
+    dra_docb_set(&b.d, doc, "groups", groups);
     return finish(&b, doc, out);
 }
 
@@ -318,7 +275,7 @@ dra_err api_disc_group(const char *group, dra_buf *out)
         return DRA_ENOTFOUND;
     bld_init(&b, out);
     dra_doc *g = api_group(&b, group, 1);
-    if (!g && !b.oom) {
+    if (!g && !b.d.oom) {
         dra_arena_fini(&b.a);
         return DRA_ENOTFOUND;
     }
@@ -327,27 +284,27 @@ dra_err api_disc_group(const char *group, dra_buf *out)
 
 static dra_doc *resource_entry(bld *b, const api_resource *r, const subres *sub)
 {
-    dra_doc *e = map(b);
+    dra_doc *e = dra_docb_map(&b->d);
     if (sub) {
         char *name = dra_arena_sprintf(&b->a, "%s/%s", r->resource, sub->name);
         if (!name)
-            b->oom = 1;
-        set_str(b, e, "name", name ? name : "");
-        set_str(b, e, "singularName", "");
+            b->d.oom = 1;
+        dra_docb_set_str(&b->d, e, "name", name ? name : "");
+        dra_docb_set_str(&b->d, e, "singularName", "");
     } else {
-        set_str(b, e, "name", r->resource);
-        set_str(b, e, "singularName", r->singular);
+        dra_docb_set_str(&b->d, e, "name", r->resource);
+        dra_docb_set_str(&b->d, e, "singularName", r->singular);
     }
     dra_doc *ns = dra_doc_new_bool(&b->a, r->namespaced);
     if (!ns)
-        b->oom = 1;
-    set(b, e, "namespaced", ns);
-    set_str(b, e, "kind", sub && sub->kind ? sub->kind : r->kind);
-    set(b, e, "verbs", verb_list(b, sub ? sub->verbs : row_verbs(r)));
+        b->d.oom = 1;
+    dra_docb_set(&b->d, e, "namespaced", ns);
+    dra_docb_set_str(&b->d, e, "kind", sub && sub->kind ? sub->kind : r->kind);
+    dra_docb_set(&b->d, e, "verbs", verb_list(b, sub ? sub->verbs : row_verbs(r)));
     if (!sub && r->short_names)
-        set(b, e, "shortNames", csv_list(b, r->short_names));
+        dra_docb_set(&b->d, e, "shortNames", csv_list(b, r->short_names));
     if (!sub && r->categories)
-        set(b, e, "categories", csv_list(b, r->categories));
+        dra_docb_set(&b->d, e, "categories", csv_list(b, r->categories));
     return e;
 }
 
@@ -362,23 +319,23 @@ dra_err api_disc_resource_list(const char *group, const char *version, dra_buf *
     if (!found)
         return DRA_ENOTFOUND;
     bld_init(&b, out);
-    dra_doc *doc = map(&b), *res = list(&b);
+    dra_doc *doc = dra_docb_map(&b.d), *res = dra_docb_list(&b.d);
     char *gv = *group ? dra_arena_sprintf(&b.a, "%s/%s", group, version)
                       : dra_arena_strdup(&b.a, version);
     if (!gv)
-        b.oom = 1;
-    set_str(&b, doc, "kind", "APIResourceList");
-    set_str(&b, doc, "apiVersion", "v1");
-    set_str(&b, doc, "groupVersion", gv ? gv : "");
+        b.d.oom = 1;
+    dra_docb_set_str(&b.d, doc, "kind", "APIResourceList");
+    dra_docb_set_str(&b.d, doc, "apiVersion", "v1");
+    dra_docb_set_str(&b.d, doc, "groupVersion", gv ? gv : "");
     for (size_t i = 0; i < n; i++) {
         if (strcmp(t[i].group, group) || strcmp(t[i].version, version))
             continue;
-        push(&b, res, resource_entry(&b, &t[i], NULL));
+        dra_docb_push(&b.d, res, resource_entry(&b, &t[i], NULL));
         for (size_t k = 0; k < sizeof subs / sizeof subs[0]; k++)
             if (t[i].subresources & subs[k].bit)
-                push(&b, res, resource_entry(&b, &t[i], &subs[k]));
+                dra_docb_push(&b.d, res, resource_entry(&b, &t[i], &subs[k]));
     }
-    set(&b, doc, "resources", res);
+    dra_docb_set(&b.d, doc, "resources", res);
     return finish(&b, doc, out);
 }
 
@@ -386,37 +343,37 @@ dra_err api_disc_resource_list(const char *group, const char *version, dra_buf *
 
 static dra_doc *response_kind(bld *b, const char *kind)
 {
-    dra_doc *k = map(b);
-    set_str(b, k, "group", "");
-    set_str(b, k, "version", "");
-    set_str(b, k, "kind", kind);
+    dra_doc *k = dra_docb_map(&b->d);
+    dra_docb_set_str(&b->d, k, "group", "");
+    dra_docb_set_str(&b->d, k, "version", "");
+    dra_docb_set_str(&b->d, k, "kind", kind);
     return k;
 }
 
 static dra_doc *agg_resource(bld *b, const api_resource *r)
 {
-    dra_doc *e = map(b);
-    set_str(b, e, "resource", r->resource);
-    set(b, e, "responseKind", response_kind(b, r->kind));
-    set_str(b, e, "scope", r->namespaced ? "Namespaced" : "Cluster");
-    set_str(b, e, "singularResource", r->singular);
-    set(b, e, "verbs", verb_list(b, row_verbs(r)));
+    dra_doc *e = dra_docb_map(&b->d);
+    dra_docb_set_str(&b->d, e, "resource", r->resource);
+    dra_docb_set(&b->d, e, "responseKind", response_kind(b, r->kind));
+    dra_docb_set_str(&b->d, e, "scope", r->namespaced ? "Namespaced" : "Cluster");
+    dra_docb_set_str(&b->d, e, "singularResource", r->singular);
+    dra_docb_set(&b->d, e, "verbs", verb_list(b, row_verbs(r)));
     if (r->short_names)
-        set(b, e, "shortNames", csv_list(b, r->short_names));
+        dra_docb_set(&b->d, e, "shortNames", csv_list(b, r->short_names));
     if (r->categories)
-        set(b, e, "categories", csv_list(b, r->categories));
+        dra_docb_set(&b->d, e, "categories", csv_list(b, r->categories));
     if (r->subresources) {
-        dra_doc *sl = list(b);
+        dra_doc *sl = dra_docb_list(&b->d);
         for (size_t k = 0; k < sizeof subs / sizeof subs[0]; k++) {
             if (!(r->subresources & subs[k].bit))
                 continue;
-            dra_doc *s = map(b);
-            set_str(b, s, "subresource", subs[k].name);
-            set(b, s, "responseKind", response_kind(b, subs[k].kind ? subs[k].kind : r->kind));
-            set(b, s, "verbs", verb_list(b, subs[k].verbs));
-            push(b, sl, s);
+            dra_doc *s = dra_docb_map(&b->d);
+            dra_docb_set_str(&b->d, s, "subresource", subs[k].name);
+            dra_docb_set(&b->d, s, "responseKind", response_kind(b, subs[k].kind ? subs[k].kind : r->kind));
+            dra_docb_set(&b->d, s, "verbs", verb_list(b, subs[k].verbs));
+            dra_docb_push(&b->d, sl, s);
         }
-        set(b, e, "subresources", sl);
+        dra_docb_set(&b->d, e, "subresources", sl);
     }
     return e;
 }
@@ -425,14 +382,14 @@ static dra_doc *agg_group(bld *b, const char *group)
 {
     size_t n;
     const api_resource *t = api_resources(&n);
-    dra_doc *g = map(b), *meta = map(b), *versions = list(b);
+    dra_doc *g = dra_docb_map(&b->d), *meta = dra_docb_map(&b->d), *versions = dra_docb_list(&b->d);
     if (*group)
-        set_str(b, meta, "name", group);
+        dra_docb_set_str(&b->d, meta, "name", group);
     dra_doc *null = dra_doc_new_null(&b->a);
     if (!null)
-        b->oom = 1;
-    set(b, meta, "creationTimestamp", null);
-    set(b, g, "metadata", meta);
+        b->d.oom = 1;
+    dra_docb_set(&b->d, meta, "creationTimestamp", null);
+    dra_docb_set(&b->d, g, "metadata", meta);
     for (size_t i = 0; i < n; i++) {
         int seen = 0;
         if (strcmp(t[i].group, group))
@@ -442,16 +399,16 @@ static dra_doc *agg_group(bld *b, const char *group)
                 seen = 1;
         if (seen)
             continue;
-        dra_doc *v = map(b), *res = list(b);
-        set_str(b, v, "version", t[i].version);
+        dra_doc *v = dra_docb_map(&b->d), *res = dra_docb_list(&b->d);
+        dra_docb_set_str(&b->d, v, "version", t[i].version);
         for (size_t j = i; j < n; j++)
             if (!strcmp(t[j].group, group) && !strcmp(t[j].version, t[i].version))
-                push(b, res, agg_resource(b, &t[j]));
-        set(b, v, "resources", res);
-        set_str(b, v, "freshness", "Current");
-        push(b, versions, v);
+                dra_docb_push(&b->d, res, agg_resource(b, &t[j]));
+        dra_docb_set(&b->d, v, "resources", res);
+        dra_docb_set_str(&b->d, v, "freshness", "Current");
+        dra_docb_push(&b->d, versions, v);
     }
-    set(b, g, "versions", versions);
+    dra_docb_set(&b->d, g, "versions", versions);
     return g;
 }
 
@@ -463,11 +420,11 @@ dra_err api_disc_aggregated(int core, api_disc_format fmt, dra_buf *out)
     if (fmt != API_DISC_V2 && fmt != API_DISC_V2BETA1)
         return DRA_EINVAL;
     bld_init(&b, out);
-    dra_doc *doc = map(&b), *items = list(&b);
-    set_str(&b, doc, "kind", "APIGroupDiscoveryList");
-    set_str(&b, doc, "apiVersion", fmt == API_DISC_V2 ? "apidiscovery.k8s.io/v2"
+    dra_doc *doc = dra_docb_map(&b.d), *items = dra_docb_list(&b.d);
+    dra_docb_set_str(&b.d, doc, "kind", "APIGroupDiscoveryList");
+    dra_docb_set_str(&b.d, doc, "apiVersion", fmt == API_DISC_V2 ? "apidiscovery.k8s.io/v2"
                                                       : "apidiscovery.k8s.io/v2beta1");
-    set(&b, doc, "metadata", map(&b));
+    dra_docb_set(&b.d, doc, "metadata", dra_docb_map(&b.d));
     for (size_t i = 0; i < n; i++) {
         int seen = 0;
         if (core != !*t[i].group)
@@ -476,8 +433,8 @@ dra_err api_disc_aggregated(int core, api_disc_format fmt, dra_buf *out)
             if (!strcmp(t[j].group, t[i].group))
                 seen = 1;
         if (!seen)
-            push(&b, items, agg_group(&b, t[i].group));
+            dra_docb_push(&b.d, items, agg_group(&b, t[i].group));
     }
-    set(&b, doc, "items", items);
+    dra_docb_set(&b.d, doc, "items", items);
     return finish(&b, doc, out);
 }

@@ -93,7 +93,7 @@ const char *api_openapi_v2_content_type(void)
 
 typedef struct gen {
     dra_arena a;
-    int oom;
+    dra_docb d; /* builds in a */
     const char *group, *version; /* the document's group-version */
     const char *pkg;             /* its package, for types without one */
     dra_doc *schemas;            /* components.schemas */
@@ -101,81 +101,32 @@ typedef struct gen {
     size_t nseen, capseen;
 } gen;
 
-static dra_doc *g_str(gen *g, const char *s)
-{
-    dra_doc *d = dra_doc_new_string(&g->a, s, strlen(s));
-    if (!d)
-        g->oom = 1;
-    return d;
-}
-
-static dra_doc *g_map(gen *g)
-{
-    dra_doc *d = dra_doc_new_map(&g->a, 4);
-    if (!d)
-        g->oom = 1;
-    return d;
-}
-
-static dra_doc *g_list(gen *g)
-{
-    dra_doc *d = dra_doc_new_list(&g->a, 2);
-    if (!d)
-        g->oom = 1;
-    return d;
-}
-
-static void g_set(gen *g, dra_doc *m, const char *k, dra_doc *v)
-{
-    if (!m || !v || dra_doc_map_set(&g->a, m, k, v) != DRA_OK)
-        g->oom = 1;
-}
-
-static void g_sets(gen *g, dra_doc *m, const char *k, const char *v)
-{
-    g_set(g, m, k, g_str(g, v));
-}
-
-static void g_push(gen *g, dra_doc *l, dra_doc *v)
-{
-    if (!l || !v || dra_doc_list_push(&g->a, l, v) != DRA_OK)
-        g->oom = 1;
-}
-
-static dra_doc *g_bool(gen *g, int b)
-{
-    dra_doc *d = dra_doc_new_bool(&g->a, b);
-    if (!d)
-        g->oom = 1;
-    return d;
-}
-
 static const char *type_name(gen *g, const api_openapi_type *t)
 {
     char *s = dra_arena_sprintf(&g->a, "%s.%s", t->pkg ? t->pkg : g->pkg, t->name);
     if (!s)
-        g->oom = 1;
+        g->d.oom = 1;
     return s ? s : "";
 }
 
 static dra_doc *ref_to(gen *g, const char *name)
 {
-    dra_doc *r = g_map(g);
+    dra_doc *r = dra_docb_map(&g->d);
     char *s = dra_arena_sprintf(&g->a, "#/components/schemas/%s", name);
     if (!s)
-        g->oom = 1;
-    g_sets(g, r, "$ref", s ? s : "");
+        g->d.oom = 1;
+    dra_docb_set_str(&g->d, r, "$ref", s ? s : "");
     return r;
 }
 
 /* {"allOf":[{"$ref":...}]} as kube-openapi writes references in v3. */
 static void put_ref(gen *g, dra_doc *m, const char *name, int with_default)
 {
-    dra_doc *l = g_list(g);
-    g_push(g, l, ref_to(g, name));
-    g_set(g, m, "allOf", l);
+    dra_doc *l = dra_docb_list(&g->d);
+    dra_docb_push(&g->d, l, ref_to(g, name));
+    dra_docb_set(&g->d, m, "allOf", l);
     if (with_default)
-        g_set(g, m, "default", g_map(g));
+        dra_docb_set(&g->d, m, "default", dra_docb_map(&g->d));
 }
 
 static void add_type(gen *g, const api_openapi_type *t);
@@ -188,20 +139,20 @@ static void put_value(gen *g, dra_doc *m, unsigned k, const api_openapi_type *re
         add_type(g, ref);
         put_ref(g, m, type_name(g, ref), 1);
         break;
-    case API_OA_STRING: g_sets(g, m, "type", "string"); break;
+    case API_OA_STRING: dra_docb_set_str(&g->d, m, "type", "string"); break;
     case API_OA_INT:
-        g_sets(g, m, "type", "integer");
-        g_sets(g, m, "format", "int64");
+        dra_docb_set_str(&g->d, m, "type", "integer");
+        dra_docb_set_str(&g->d, m, "format", "int64");
         break;
     case API_OA_INT32:
-        g_sets(g, m, "type", "integer");
-        g_sets(g, m, "format", "int32");
+        dra_docb_set_str(&g->d, m, "type", "integer");
+        dra_docb_set_str(&g->d, m, "format", "int32");
         break;
     case API_OA_NUMBER:
-        g_sets(g, m, "type", "number");
-        g_sets(g, m, "format", "double");
+        dra_docb_set_str(&g->d, m, "type", "number");
+        dra_docb_set_str(&g->d, m, "format", "double");
         break;
-    case API_OA_BOOL: g_sets(g, m, "type", "boolean"); break;
+    case API_OA_BOOL: dra_docb_set_str(&g->d, m, "type", "boolean"); break;
     case API_OA_QUANTITY: put_ref(g, m, "io.k8s.apimachinery.pkg.api.resource.Quantity", 0); break;
     case API_OA_TIME: put_ref(g, m, PKG_META ".Time", 0); break;
     case API_OA_MICROTIME: put_ref(g, m, PKG_META ".MicroTime", 0); break;
@@ -214,14 +165,11 @@ static void put_value(gen *g, dra_doc *m, unsigned k, const api_openapi_type *re
 
 static dra_doc *csv_list(gen *g, const char *csv)
 {
-    dra_doc *l = g_list(g);
+    dra_doc *l = dra_docb_list(&g->d);
     while (csv && *csv) {
         const char *c = strchr(csv, ',');
         size_t n = c ? (size_t)(c - csv) : strlen(csv);
-        dra_doc *s = dra_doc_new_string(&g->a, csv, n);
-        if (!s)
-            g->oom = 1;
-        g_push(g, l, s);
+        dra_docb_push(&g->d, l, dra_docb_strn(&g->d, csv, n));
         csv += n + (c ? 1 : 0);
     }
     return l;
@@ -229,37 +177,37 @@ static dra_doc *csv_list(gen *g, const char *csv)
 
 static dra_doc *field_schema(gen *g, const api_openapi_field *f)
 {
-    dra_doc *m = g_map(g);
-    g_sets(g, m, "description", f->desc ? f->desc : "");
+    dra_doc *m = dra_docb_map(&g->d);
+    dra_docb_set_str(&g->d, m, "description", f->desc ? f->desc : "");
     if (f->kind == API_OA_ARRAY) {
-        dra_doc *items = g_map(g);
-        g_sets(g, m, "type", "array");
+        dra_doc *items = dra_docb_map(&g->d);
+        dra_docb_set_str(&g->d, m, "type", "array");
         put_value(g, items, f->elem, f->ref);
-        g_set(g, m, "items", items);
+        dra_docb_set(&g->d, m, "items", items);
         if (f->keys) {
-            g_sets(g, m, "x-kubernetes-list-type", "map");
-            g_set(g, m, "x-kubernetes-list-map-keys", csv_list(g, f->keys));
+            dra_docb_set_str(&g->d, m, "x-kubernetes-list-type", "map");
+            dra_docb_set(&g->d, m, "x-kubernetes-list-map-keys", csv_list(g, f->keys));
         } else if (f->flags & API_OA_F_SET) {
-            g_sets(g, m, "x-kubernetes-list-type", "set");
+            dra_docb_set_str(&g->d, m, "x-kubernetes-list-type", "set");
         } else {
-            g_sets(g, m, "x-kubernetes-list-type", "atomic");
+            dra_docb_set_str(&g->d, m, "x-kubernetes-list-type", "atomic");
         }
     } else if (f->kind == API_OA_MAP) {
-        dra_doc *items = g_map(g);
-        g_sets(g, m, "type", "object");
+        dra_doc *items = dra_docb_map(&g->d);
+        dra_docb_set_str(&g->d, m, "type", "object");
         put_value(g, items, f->elem, f->ref);
-        g_set(g, m, "additionalProperties", items);
+        dra_docb_set(&g->d, m, "additionalProperties", items);
         if (f->flags & API_OA_F_MAP_ATOMIC)
-            g_sets(g, m, "x-kubernetes-map-type", "atomic");
+            dra_docb_set_str(&g->d, m, "x-kubernetes-map-type", "atomic");
     } else {
         put_value(g, m, f->kind, f->ref);
     }
     if (f->flags & (API_OA_F_SMP_MERGE | API_OA_F_SMP_RETAIN | API_OA_F_SMP_REPLACE)) {
         const char *s = (f->flags & API_OA_F_SMP_RETAIN) ? "merge,retainKeys"
                         : (f->flags & API_OA_F_SMP_MERGE) ? "merge" : "replace";
-        g_sets(g, m, "x-kubernetes-patch-strategy", s);
+        dra_docb_set_str(&g->d, m, "x-kubernetes-patch-strategy", s);
         if (f->merge_key)
-            g_sets(g, m, "x-kubernetes-patch-merge-key", f->merge_key);
+            dra_docb_set_str(&g->d, m, "x-kubernetes-patch-merge-key", f->merge_key);
     }
     return m;
 }
@@ -273,7 +221,7 @@ static int seen_type(gen *g, const api_openapi_type *t)
         size_t ncap = g->capseen ? g->capseen * 2 : 32;
         const api_openapi_type **nv = dra_arena_array(&g->a, ncap, sizeof *nv);
         if (!nv) {
-            g->oom = 1;
+            g->d.oom = 1;
             return 1;
         }
         if (g->nseen)
@@ -296,13 +244,13 @@ static int add_gvk(void *ud, const api_openapi_root *r)
     gvk_q *q = ud;
     if (r->type != q->t || strcmp(r->group, q->g->group) || strcmp(r->version, q->g->version))
         return 0;
-    dra_doc *e = g_map(q->g);
-    g_sets(q->g, e, "group", r->group);
-    g_sets(q->g, e, "kind", r->kind);
-    g_sets(q->g, e, "version", r->version);
+    dra_doc *e = dra_docb_map(&q->g->d);
+    dra_docb_set_str(&q->g->d, e, "group", r->group);
+    dra_docb_set_str(&q->g->d, e, "kind", r->kind);
+    dra_docb_set_str(&q->g->d, e, "version", r->version);
     if (!q->list)
-        q->list = g_list(q->g);
-    g_push(q->g, q->list, e);
+        q->list = dra_docb_list(&q->g->d);
+    dra_docb_push(&q->g->d, q->list, e);
     return 0;
 }
 
@@ -312,30 +260,30 @@ static void add_type(gen *g, const api_openapi_type *t)
     dra_doc *s, *props, *req = NULL;
     if (!t || seen_type(g, t))
         return;
-    s = g_map(g);
-    g_set(g, g->schemas, type_name(g, t), s);
-    g_sets(g, s, "description", t->desc ? t->desc : "");
-    g_sets(g, s, "type", "object");
+    s = dra_docb_map(&g->d);
+    dra_docb_set(&g->d, g->schemas, type_name(g, t), s);
+    dra_docb_set_str(&g->d, s, "description", t->desc ? t->desc : "");
+    dra_docb_set_str(&g->d, s, "type", "object");
     if (t->n) {
-        props = g_map(g);
+        props = dra_docb_map(&g->d);
         for (size_t i = 0; i < t->n; i++) {
-            g_set(g, props, t->fields[i].name, field_schema(g, &t->fields[i]));
+            dra_docb_set(&g->d, props, t->fields[i].name, field_schema(g, &t->fields[i]));
             if (t->fields[i].flags & API_OA_F_REQUIRED) {
                 if (!req)
-                    req = g_list(g);
-                g_push(g, req, g_str(g, t->fields[i].name));
+                    req = dra_docb_list(&g->d);
+                dra_docb_push(&g->d, req, dra_docb_str(&g->d, t->fields[i].name));
             }
         }
-        g_set(g, s, "properties", props);
+        dra_docb_set(&g->d, s, "properties", props);
     }
     if (req)
-        g_set(g, s, "required", req);
+        dra_docb_set(&g->d, s, "required", req);
     if (t->flags & API_OA_T_ATOMIC)
-        g_sets(g, s, "x-kubernetes-map-type", "atomic");
+        dra_docb_set_str(&g->d, s, "x-kubernetes-map-type", "atomic");
     gvk_q q = {g, t, NULL};
     each_root(add_gvk, &q);
     if (q.list)
-        g_set(g, s, "x-kubernetes-group-version-kind", q.list);
+        dra_docb_set(&g->d, s, "x-kubernetes-group-version-kind", q.list);
 }
 
 static void add_scalar_components(gen *g)
@@ -351,23 +299,23 @@ static void add_scalar_components(gen *g)
         {PKG_META ".FieldsV1", "A set of fields in the FieldsV1 trie format.", "object", NULL},
     };
     for (size_t i = 0; i < OA_N(sc); i++) {
-        dra_doc *s = g_map(g);
-        g_sets(g, s, "description", sc[i].desc);
+        dra_doc *s = dra_docb_map(&g->d);
+        dra_docb_set_str(&g->d, s, "description", sc[i].desc);
         if (sc[i].type)
-            g_sets(g, s, "type", sc[i].type);
+            dra_docb_set_str(&g->d, s, "type", sc[i].type);
         if (sc[i].format && !strcmp(sc[i].format, "int-or-string")) {
-            g_set(g, s, "x-kubernetes-int-or-string", g_bool(g, 1));
+            dra_docb_set(&g->d, s, "x-kubernetes-int-or-string", dra_docb_bool(&g->d, 1));
         } else if (sc[i].format) {
-            g_sets(g, s, "format", sc[i].format);
+            dra_docb_set_str(&g->d, s, "format", sc[i].format);
         } else if (!sc[i].type) { /* Quantity: a string or a number */
-            dra_doc *one = g_list(g), *a = g_map(g), *b = g_map(g);
-            g_sets(g, a, "type", "string");
-            g_sets(g, b, "type", "number");
-            g_push(g, one, a);
-            g_push(g, one, b);
-            g_set(g, s, "oneOf", one);
+            dra_doc *one = dra_docb_list(&g->d), *a = dra_docb_map(&g->d), *b = dra_docb_map(&g->d);
+            dra_docb_set_str(&g->d, a, "type", "string");
+            dra_docb_set_str(&g->d, b, "type", "number");
+            dra_docb_push(&g->d, one, a);
+            dra_docb_push(&g->d, one, b);
+            dra_docb_set(&g->d, s, "oneOf", one);
         }
-        g_set(g, g->schemas, sc[i].name, s);
+        dra_docb_set(&g->d, g->schemas, sc[i].name, s);
     }
 }
 
@@ -375,25 +323,25 @@ static void add_scalar_components(gen *g)
 
 static dra_doc *param(gen *g, const char *name, const char *in, const char *desc, int required)
 {
-    dra_doc *p = g_map(g), *sch = g_map(g);
-    g_sets(g, p, "name", name);
-    g_sets(g, p, "in", in);
-    g_sets(g, p, "description", desc);
+    dra_doc *p = dra_docb_map(&g->d), *sch = dra_docb_map(&g->d);
+    dra_docb_set_str(&g->d, p, "name", name);
+    dra_docb_set_str(&g->d, p, "in", in);
+    dra_docb_set_str(&g->d, p, "description", desc);
     if (required)
-        g_set(g, p, "required", g_bool(g, 1));
-    g_sets(g, sch, "type", "string");
-    g_set(g, sch, "uniqueItems", g_bool(g, 1));
-    g_set(g, p, "schema", sch);
+        dra_docb_set(&g->d, p, "required", dra_docb_bool(&g->d, 1));
+    dra_docb_set_str(&g->d, sch, "type", "string");
+    dra_docb_set(&g->d, sch, "uniqueItems", dra_docb_bool(&g->d, 1));
+    dra_docb_set(&g->d, p, "schema", sch);
     return p;
 }
 
 static dra_doc *content_of(gen *g, const char *schema_name, const char *const *types)
 {
-    dra_doc *c = g_map(g);
+    dra_doc *c = dra_docb_map(&g->d);
     for (; *types; types++) {
-        dra_doc *e = g_map(g);
-        g_set(g, e, "schema", ref_to(g, schema_name));
-        g_set(g, c, *types, e);
+        dra_doc *e = dra_docb_map(&g->d);
+        dra_docb_set(&g->d, e, "schema", ref_to(g, schema_name));
+        dra_docb_set(&g->d, c, *types, e);
     }
     return c;
 }
@@ -411,94 +359,94 @@ typedef struct opinfo {
 
 static dra_doc *gvk_ext(gen *g, const api_resource *r)
 {
-    dra_doc *m = g_map(g);
-    g_sets(g, m, "group", r->group);
-    g_sets(g, m, "kind", r->kind);
-    g_sets(g, m, "version", r->version);
+    dra_doc *m = dra_docb_map(&g->d);
+    dra_docb_set_str(&g->d, m, "group", r->group);
+    dra_docb_set_str(&g->d, m, "kind", r->kind);
+    dra_docb_set_str(&g->d, m, "version", r->version);
     return m;
 }
 
 static dra_doc *responses(gen *g, const char *schema, int created)
 {
-    dra_doc *rs = g_map(g), *ok = g_map(g);
-    g_sets(g, ok, "description", "OK");
-    g_set(g, ok, "content", content_of(g, schema, json_types));
-    g_set(g, rs, "200", ok);
+    dra_doc *rs = dra_docb_map(&g->d), *ok = dra_docb_map(&g->d);
+    dra_docb_set_str(&g->d, ok, "description", "OK");
+    dra_docb_set(&g->d, ok, "content", content_of(g, schema, json_types));
+    dra_docb_set(&g->d, rs, "200", ok);
     if (created) {
-        dra_doc *c = g_map(g);
-        g_sets(g, c, "description", "Created");
-        g_set(g, c, "content", content_of(g, schema, json_types));
-        g_set(g, rs, "201", c);
+        dra_doc *c = dra_docb_map(&g->d);
+        dra_docb_set_str(&g->d, c, "description", "Created");
+        dra_docb_set(&g->d, c, "content", content_of(g, schema, json_types));
+        dra_docb_set(&g->d, rs, "201", c);
     }
-    dra_doc *un = g_map(g);
-    g_sets(g, un, "description", "Unauthorized");
-    g_set(g, rs, "401", un);
+    dra_doc *un = dra_docb_map(&g->d);
+    dra_docb_set_str(&g->d, un, "description", "Unauthorized");
+    dra_docb_set(&g->d, rs, "401", un);
     return rs;
 }
 
 static dra_doc *operation(gen *g, const opinfo *o, const char *verb, const char *action,
                           int body, int write)
 {
-    dra_doc *op = g_map(g), *params = g_list(g);
+    dra_doc *op = dra_docb_map(&g->d), *params = dra_docb_list(&g->d);
     const char *what = o->sub ? dra_arena_sprintf(&g->a, "%s of the specified %s", o->sub, o->r->kind)
                               : dra_arena_sprintf(&g->a, "the specified %s", o->r->kind);
     char *desc = dra_arena_sprintf(&g->a, "%s %s", verb, what ? what : "");
     char *opid = dra_arena_sprintf(&g->a, "%s%s%s%s", action, o->r->kind,
                                    o->sub ? "_" : "", o->sub ? o->sub : "");
     if (!what || !desc || !opid)
-        g->oom = 1;
-    g_sets(g, op, "description", desc ? desc : "");
-    g_sets(g, op, "operationId", opid ? opid : "");
+        g->d.oom = 1;
+    dra_docb_set_str(&g->d, op, "description", desc ? desc : "");
+    dra_docb_set_str(&g->d, op, "operationId", opid ? opid : "");
     if (write) {
-        g_push(g, params, param(g, "dryRun", "query", "When present, the change is validated but not persisted (All).", 0));
-        g_push(g, params, param(g, "fieldManager", "query", "Name of the actor making the change; required for apply patches.", 0));
-        g_push(g, params, param(g, "fieldValidation", "query",
+        dra_docb_push(&g->d, params, param(g, "dryRun", "query", "When present, the change is validated but not persisted (All).", 0));
+        dra_docb_push(&g->d, params, param(g, "fieldManager", "query", "Name of the actor making the change; required for apply patches.", 0));
+        dra_docb_push(&g->d, params, param(g, "fieldValidation", "query",
                                 "What to do with unknown or duplicate fields in the body: Ignore, Warn or Strict (reject with 400 BadRequest).", 0));
         if (!strcmp(action, "patch"))
-            g_push(g, params, param(g, "force", "query", "For apply patches: take over fields other managers own.", 0));
+            dra_docb_push(&g->d, params, param(g, "force", "query", "For apply patches: take over fields other managers own.", 0));
     }
-    g_set(g, op, "parameters", params);
+    dra_docb_set(&g->d, op, "parameters", params);
     if (body) {
-        dra_doc *rb = g_map(g);
-        g_set(g, rb, "content", content_of(g, !strcmp(action, "patch") ? PKG_META ".Patch" : o->kind_schema,
+        dra_doc *rb = dra_docb_map(&g->d);
+        dra_docb_set(&g->d, rb, "content", content_of(g, !strcmp(action, "patch") ? PKG_META ".Patch" : o->kind_schema,
                                             !strcmp(action, "patch") ? patch_types : json_types));
-        g_set(g, rb, "required", g_bool(g, 1));
-        g_set(g, op, "requestBody", rb);
+        dra_docb_set(&g->d, rb, "required", dra_docb_bool(&g->d, 1));
+        dra_docb_set(&g->d, op, "requestBody", rb);
     }
-    g_set(g, op, "responses", responses(g, o->kind_schema, write && strcmp(action, "delete")));
-    g_sets(g, op, "x-kubernetes-action", action);
-    g_set(g, op, "x-kubernetes-group-version-kind", gvk_ext(g, o->r));
+    dra_docb_set(&g->d, op, "responses", responses(g, o->kind_schema, write && strcmp(action, "delete")));
+    dra_docb_set_str(&g->d, op, "x-kubernetes-action", action);
+    dra_docb_set(&g->d, op, "x-kubernetes-group-version-kind", gvk_ext(g, o->r));
     return op;
 }
 
 static dra_doc *item_path(gen *g, const opinfo *o)
 {
-    dra_doc *p = g_map(g), *params = g_list(g);
-    g_set(g, p, "get", operation(g, o, "read", "get", 0, 0));
-    g_set(g, p, "put", operation(g, o, "replace", "put", 1, 1));
+    dra_doc *p = dra_docb_map(&g->d), *params = dra_docb_list(&g->d);
+    dra_docb_set(&g->d, p, "get", operation(g, o, "read", "get", 0, 0));
+    dra_docb_set(&g->d, p, "put", operation(g, o, "replace", "put", 1, 1));
     if (!o->sub)
-        g_set(g, p, "delete", operation(g, o, "delete", "delete", 0, 1));
-    g_set(g, p, "patch", operation(g, o, "partially update", "patch", 1, 1));
+        dra_docb_set(&g->d, p, "delete", operation(g, o, "delete", "delete", 0, 1));
+    dra_docb_set(&g->d, p, "patch", operation(g, o, "partially update", "patch", 1, 1));
     char *d = dra_arena_sprintf(&g->a, "name of the %s", o->r->kind);
     if (!d)
-        g->oom = 1;
-    g_push(g, params, param(g, "name", "path", d ? d : "", 1));
+        g->d.oom = 1;
+    dra_docb_push(&g->d, params, param(g, "name", "path", d ? d : "", 1));
     if (o->r->namespaced)
-        g_push(g, params, param(g, "namespace", "path", "object name and auth scope, such as for teams and projects", 1));
-    g_push(g, params, param(g, "pretty", "query", "If 'true', the output is pretty printed.", 0));
-    g_set(g, p, "parameters", params);
+        dra_docb_push(&g->d, params, param(g, "namespace", "path", "object name and auth scope, such as for teams and projects", 1));
+    dra_docb_push(&g->d, params, param(g, "pretty", "query", "If 'true', the output is pretty printed.", 0));
+    dra_docb_set(&g->d, p, "parameters", params);
     return p;
 }
 
 static dra_doc *collection_path(gen *g, const opinfo *o)
 {
-    dra_doc *p = g_map(g), *params = g_list(g);
-    g_set(g, p, "get", operation(g, o, "list or watch objects of kind", "list", 0, 0));
-    g_set(g, p, "post", operation(g, o, "create", "post", 1, 1));
+    dra_doc *p = dra_docb_map(&g->d), *params = dra_docb_list(&g->d);
+    dra_docb_set(&g->d, p, "get", operation(g, o, "list or watch objects of kind", "list", 0, 0));
+    dra_docb_set(&g->d, p, "post", operation(g, o, "create", "post", 1, 1));
     if (o->r->namespaced)
-        g_push(g, params, param(g, "namespace", "path", "object name and auth scope, such as for teams and projects", 1));
-    g_push(g, params, param(g, "pretty", "query", "If 'true', the output is pretty printed.", 0));
-    g_set(g, p, "parameters", params);
+        dra_docb_push(&g->d, params, param(g, "namespace", "path", "object name and auth scope, such as for teams and projects", 1));
+    dra_docb_push(&g->d, params, param(g, "pretty", "query", "If 'true', the output is pretty printed.", 0));
+    dra_docb_set(&g->d, p, "parameters", params);
     return p;
 }
 
@@ -522,15 +470,15 @@ static void add_paths(gen *g, dra_doc *paths)
         char *item = dra_arena_sprintf(&g->a, "%s/{name}", coll ? coll : "");
         char *status = dra_arena_sprintf(&g->a, "%s/status", item ? item : "");
         if (!base || !coll || !item || !status) {
-            g->oom = 1;
+            g->d.oom = 1;
             return;
         }
-        g_set(g, paths, coll, collection_path(g, &o));
-        g_set(g, paths, item, item_path(g, &o));
+        dra_docb_set(&g->d, paths, coll, collection_path(g, &o));
+        dra_docb_set(&g->d, paths, item, item_path(g, &o));
         if (r->subresources & API_SUB_STATUS) {
             opinfo so = o;
             so.sub = "status";
-            g_set(g, paths, status, item_path(g, &so));
+            dra_docb_set(&g->d, paths, status, item_path(g, &so));
         }
     }
 }
@@ -568,29 +516,31 @@ static dra_err build_doc(const char *gv, dra_buf *out)
         return DRA_ENOTFOUND;
     memset(&g, 0, sizeof g);
     dra_arena_init(&g.a, out->mem);
+    g.d.a = &g.a;
     g.group = group;
     g.version = version;
     snprintf(pkg, sizeof pkg, "io.k8s.api.%s.%s",
              *group ? (!strcmp(group, "resource.k8s.io") ? "resource" : group) : "core", version);
     g.pkg = pkg;
-    dra_doc *doc = g_map(&g), *info = g_map(&g), *paths = g_map(&g), *comp = g_map(&g);
-    g.schemas = g_map(&g);
-    g_sets(&g, doc, "openapi", "3.0.0");
-    g_sets(&g, info, "title", "Kubernetes");
-    g_sets(&g, info, "version", "v1.35.0");
-    g_set(&g, doc, "info", info);
+    dra_doc *doc = dra_docb_map(&g.d), *info = dra_docb_map(&g.d);
+    dra_doc *paths = dra_docb_map(&g.d), *comp = dra_docb_map(&g.d);
+    g.schemas = dra_docb_map(&g.d);
+    dra_docb_set_str(&g.d, doc, "openapi", "3.0.0");
+    dra_docb_set_str(&g.d, info, "title", "Kubernetes");
+    dra_docb_set_str(&g.d, info, "version", "v1.35.0");
+    dra_docb_set(&g.d, doc, "info", info);
     add_paths(&g, paths);
     add_scalar_components(&g);
     {
-        dra_doc *patch = g_map(&g);
-        g_sets(&g, patch, "description", "A patch in one of the supported formats (JSON patch, merge patch, strategic merge patch, apply configuration).");
-        g_sets(&g, patch, "type", "object");
-        g_set(&g, g.schemas, PKG_META ".Patch", patch);
+        dra_doc *patch = dra_docb_map(&g.d);
+        dra_docb_set_str(&g.d, patch, "description", "A patch in one of the supported formats (JSON patch, merge patch, strategic merge patch, apply configuration).");
+        dra_docb_set_str(&g.d, patch, "type", "object");
+        dra_docb_set(&g.d, g.schemas, PKG_META ".Patch", patch);
     }
-    g_set(&g, doc, "paths", paths);
-    g_set(&g, comp, "schemas", g.schemas);
-    g_set(&g, doc, "components", comp);
-    err = g.oom ? DRA_ENOMEM : dra_doc_to_json(doc, 0, out);
+    dra_docb_set(&g.d, doc, "paths", paths);
+    dra_docb_set(&g.d, comp, "schemas", g.schemas);
+    dra_docb_set(&g.d, doc, "components", comp);
+    err = g.d.oom ? DRA_ENOMEM : dra_doc_to_json(doc, 0, out);
     if (err == DRA_OK && out->len && out->p[out->len - 1] == '\n')
         out->p[--out->len] = '\0';
     dra_arena_fini(&g.a);

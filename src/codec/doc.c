@@ -419,3 +419,67 @@ dra_err dra_doc_sort_keys(dra_doc *doc, dra_doc_order order)
         return DRA_EINVAL;
     return sort_rec(doc, order, 0);
 }
+
+/* ---- the deferred-error builder ---------------------------------------- */
+
+static dra_doc *docb_check(dra_docb *b, dra_doc *d)
+{
+    if (!d)
+        b->oom = 1;
+    return d;
+}
+
+dra_doc *dra_docb_map(dra_docb *b)
+{
+    return docb_check(b, dra_doc_new_map(b->a, 4));
+}
+
+dra_doc *dra_docb_list(dra_docb *b)
+{
+    return docb_check(b, dra_doc_new_list(b->a, 4));
+}
+
+dra_doc *dra_docb_str(dra_docb *b, const char *s)
+{
+    return dra_docb_strn(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+dra_doc *dra_docb_strn(dra_docb *b, const char *s, size_t len)
+{
+    return docb_check(b, dra_doc_new_string(b->a, s, len));
+}
+
+dra_doc *dra_docb_int(dra_docb *b, int64_t v)
+{
+    return docb_check(b, dra_doc_new_int(b->a, v));
+}
+
+dra_doc *dra_docb_bool(dra_docb *b, int v)
+{
+    return docb_check(b, dra_doc_new_bool(b->a, v));
+}
+
+dra_doc *dra_docb_strs(dra_docb *b, const char *const *v, size_t n)
+{
+    dra_doc *l = dra_docb_list(b);
+    for (size_t i = 0; i < n; i++)
+        dra_docb_push(b, l, dra_docb_str(b, v[i]));
+    return l;
+}
+
+void dra_docb_set(dra_docb *b, dra_doc *map, const char *key, dra_doc *v)
+{
+    if (!map || !v || dra_doc_map_set(b->a, map, key, v) != DRA_OK)
+        b->oom = 1;
+}
+
+void dra_docb_set_str(dra_docb *b, dra_doc *map, const char *key, const char *s)
+{
+    dra_docb_set(b, map, key, dra_docb_str(b, s));
+}
+
+void dra_docb_push(dra_docb *b, dra_doc *list, dra_doc *v)
+{
+    if (!list || !v || dra_doc_list_push(b->a, list, v) != DRA_OK)
+        b->oom = 1;
+}

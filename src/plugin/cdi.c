@@ -52,22 +52,22 @@ void plugin_cdi_file_name(const char *uid, char *buf, size_t size)
 
 /* ---- edits -------------------------------------------------------------------- */
 
-static dra_doc *edits_new(plugin_db *b)
+static dra_doc *edits_new(dra_docb *b)
 {
-    return plugin_db_map(b);
+    return dra_docb_map(b);
 }
 
 /* Gets (creating) the list |key| of an edits map, keeping CDI's field
  * order env, deviceNodes, hooks, mounts by creating all four empty on
  * first use and dropping the empty ones at the end. */
-static dra_doc *edits_list(plugin_db *b, dra_doc *edits, const char *key)
+static dra_doc *edits_list(dra_docb *b, dra_doc *edits, const char *key)
 {
     static const char *const order[] = {"env", "deviceNodes", "hooks", "mounts"};
     if (!edits)
         return NULL;
     if (edits->u.map.n == 0)
         for (size_t i = 0; i < 4; i++)
-            plugin_db_set(b, edits, order[i], plugin_db_list(b));
+            dra_docb_set(b, edits, order[i], dra_docb_list(b));
     return (dra_doc *)dra_doc_get(edits, key);
 }
 
@@ -86,29 +86,29 @@ static void edits_trim(dra_doc *edits)
     edits->u.map.n = k;
 }
 
-static void add_env(plugin_db *b, dra_doc *edits, const char *kv)
+static void add_env(dra_docb *b, dra_doc *edits, const char *kv)
 {
-    plugin_db_push(b, edits_list(b, edits, "env"), plugin_db_str(b, kv));
+    dra_docb_push(b, edits_list(b, edits, "env"), dra_docb_str(b, kv));
 }
 
 /* A device node. |host| NULL or equal to |path|: no hostPath. With
  * |type| set, the node is fully specified (the runtime need not stat
  * it, and the host may lack it). */
-static void add_node(plugin_db *b, dra_doc *edits, const char *path, const char *host,
+static void add_node(dra_docb *b, dra_doc *edits, const char *path, const char *host,
                      const char *type, int64_t major, int64_t minor, unsigned mode)
 {
-    dra_doc *n = plugin_db_map(b);
-    plugin_db_set_str(b, n, "path", path);
+    dra_doc *n = dra_docb_map(b);
+    dra_docb_set_str(b, n, "path", path);
     if (host && strcmp(host, path) != 0)
-        plugin_db_set_str(b, n, "hostPath", host);
+        dra_docb_set_str(b, n, "hostPath", host);
     if (type) {
-        plugin_db_set_str(b, n, "type", type);
-        plugin_db_set(b, n, "major", plugin_db_int(b, major));
-        plugin_db_set(b, n, "minor", plugin_db_int(b, minor));
+        dra_docb_set_str(b, n, "type", type);
+        dra_docb_set(b, n, "major", dra_docb_int(b, major));
+        dra_docb_set(b, n, "minor", dra_docb_int(b, minor));
         if (mode)
-            plugin_db_set(b, n, "fileMode", plugin_db_int(b, (int64_t)mode));
+            dra_docb_set(b, n, "fileMode", dra_docb_int(b, (int64_t)mode));
     }
-    plugin_db_push(b, edits_list(b, edits, "deviceNodes"), n);
+    dra_docb_push(b, edits_list(b, edits, "deviceNodes"), n);
 }
 
 /* A node of the driver, with the numbers the real driver gives it
@@ -122,7 +122,7 @@ static void add_node(plugin_db *b, dra_doc *edits, const char *path, const char 
  * specified without a host path, so the runtime creates it (NVIDIA's
  * toolkit leaves such nodes out, issue #1380: a spec made on a fresh
  * node lacks them). */
-static void add_driver_node(plugin_db *b, dra_doc *edits, const dra_gpu_path *p,
+static void add_driver_node(dra_docb *b, dra_doc *edits, const dra_gpu_path *p,
                             int64_t major, int64_t minor)
 {
     struct stat st;
@@ -150,26 +150,26 @@ static void control_numbers(const dra_gpu_files *f, const char *path, int64_t *m
         *major = f->uvm_major, *minor = 1;
 }
 
-void plugin_cdi_add_mount(plugin_db *b, dra_doc *edits, const char *host,
+void plugin_cdi_add_mount(dra_docb *b, dra_doc *edits, const char *host,
                           const char *ctr, const char *const *opts, size_t n_opts)
 {
-    dra_doc *m = plugin_db_map(b);
-    plugin_db_set_str(b, m, "hostPath", host);
-    plugin_db_set_str(b, m, "containerPath", ctr);
-    plugin_db_set(b, m, "options", plugin_db_strs(b, opts, n_opts));
-    plugin_db_push(b, edits_list(b, edits, "mounts"), m);
+    dra_doc *m = dra_docb_map(b);
+    dra_docb_set_str(b, m, "hostPath", host);
+    dra_docb_set_str(b, m, "containerPath", ctr);
+    dra_docb_set(b, m, "options", dra_docb_strs(b, opts, n_opts));
+    dra_docb_push(b, edits_list(b, edits, "mounts"), m);
 }
 
-static void add_hook(plugin_db *b, dra_doc *edits, const char *hook,
+static void add_hook(dra_docb *b, dra_doc *edits, const char *hook,
                      const char *const *args, size_t n_args)
 {
-    dra_doc *h = plugin_db_map(b);
+    dra_doc *h = dra_docb_map(b);
     static const char *const env[] = {"NVIDIA_CTK_DEBUG=false"};
-    plugin_db_set_str(b, h, "hookName", "createContainer");
-    plugin_db_set_str(b, h, "path", hook);
-    plugin_db_set(b, h, "args", plugin_db_strs(b, args, n_args));
-    plugin_db_set(b, h, "env", plugin_db_strs(b, env, 1));
-    plugin_db_push(b, edits_list(b, edits, "hooks"), h);
+    dra_docb_set_str(b, h, "hookName", "createContainer");
+    dra_docb_set_str(b, h, "path", hook);
+    dra_docb_set(b, h, "args", dra_docb_strs(b, args, n_args));
+    dra_docb_set(b, h, "env", dra_docb_strs(b, env, 1));
+    dra_docb_push(b, edits_list(b, edits, "hooks"), h);
 }
 
 static const char *base_name(const char *p)
@@ -179,7 +179,7 @@ static const char *base_name(const char *p)
 }
 
 /* The host path of the file a library link points to. */
-static const char *link_target_host(plugin_db *b, const dra_gpu_files *f,
+static const char *link_target_host(dra_docb *b, const dra_gpu_files *f,
                                     const dra_gpu_path *link, const char *root)
 {
     for (size_t i = 0; i < f->n_libraries; i++)
@@ -190,7 +190,7 @@ static const char *link_target_host(plugin_db *b, const dra_gpu_files *f,
                              link->path, link->host_path);
 }
 
-static void common_hooks(plugin_db *b, dra_doc *edits, const plugin_cdi_env *env)
+static void common_hooks(dra_docb *b, dra_doc *edits, const plugin_cdi_env *env)
 {
     const dra_gpu_files *f = &env->inv->files;
     const char *hook = env->hook_path;
@@ -222,7 +222,7 @@ static void common_hooks(plugin_db *b, dra_doc *edits, const plugin_cdi_env *env
 }
 
 /* Spec-level edits: what every container with any of our GPUs needs. */
-static dra_doc *common_edits(plugin_db *b, const plugin_cdi_env *env)
+static dra_doc *common_edits(dra_docb *b, const plugin_cdi_env *env)
 {
     const dra_gpu_files *f = &env->inv->files;
     dra_doc *e = edits_new(b);
@@ -258,7 +258,7 @@ static dra_doc *common_edits(plugin_db *b, const plugin_cdi_env *env)
 /* Device edits: the GPU's node (the parent's for MIG), MIG capability
  * nodes (created in the container only, as NVIDIA's plugin does for
  * issue #787), then what the device's configuration adds (MPS). */
-static dra_doc *device_edits(plugin_db *b, const plugin_cdi_dev *d)
+static dra_doc *device_edits(dra_docb *b, const plugin_cdi_dev *d)
 {
     dra_doc *e = edits_new(b);
     add_driver_node(b, e, &d->gpu->dev_node, 195, (int64_t)d->gpu->minor);
@@ -285,32 +285,32 @@ dra_err plugin_cdi_build(dra_arena *a, const plugin_cdi_env *env,
                          const char *claim_uid, const plugin_cdi_dev *devs,
                          size_t n, dra_doc **out)
 {
-    plugin_db b = {a, 0};
+    dra_docb b = {a, 0};
     *out = NULL;
     for (size_t i = 0; i < n; i++)
         if (devs[i].mig && (devs[i].mig->cap_gi.major < 0 || devs[i].mig->cap_ci.major < 0 ||
                             devs[i].mig->cap_gi.minor < 0 || devs[i].mig->cap_ci.minor < 0))
             return DRA_ENOTFOUND;
-    dra_doc *spec = plugin_db_map(&b);
-    plugin_db_set_str(&b, spec, "cdiVersion", "0.3.0");
-    plugin_db_set_str(&b, spec, "kind", PLUGIN_CDI_KIND);
-    dra_doc *list = plugin_db_list(&b);
-    plugin_db_set(&b, spec, "devices", list);
+    dra_doc *spec = dra_docb_map(&b);
+    dra_docb_set_str(&b, spec, "cdiVersion", "0.3.0");
+    dra_docb_set_str(&b, spec, "kind", PLUGIN_CDI_KIND);
+    dra_doc *list = dra_docb_list(&b);
+    dra_docb_set(&b, spec, "devices", list);
     for (size_t i = 0; i < n; i++) {
-        dra_doc *dev = plugin_db_map(&b);
-        plugin_db_set(&b, dev, "name",
-                      plugin_db_str(&b, dra_arena_sprintf(a, "%s-%s", claim_uid,
+        dra_doc *dev = dra_docb_map(&b);
+        dra_docb_set(&b, dev, "name",
+                      dra_docb_str(&b, dra_arena_sprintf(a, "%s-%s", claim_uid,
                                                           devs[i].device)));
-        plugin_db_set(&b, dev, "containerEdits", device_edits(&b, &devs[i]));
-        plugin_db_push(&b, list, dev);
+        dra_docb_set(&b, dev, "containerEdits", device_edits(&b, &devs[i]));
+        dra_docb_push(&b, list, dev);
     }
     dra_doc *common = common_edits(&b, env);
     edits_trim(common);
     if (common && common->u.map.n)
-        plugin_db_set(&b, spec, "containerEdits", common);
+        dra_docb_set(&b, spec, "containerEdits", common);
     if (b.oom)
         return DRA_ENOMEM;
-    plugin_db_set_str(&b, spec, "cdiVersion", plugin_cdi_min_version(spec));
+    dra_docb_set_str(&b, spec, "cdiVersion", plugin_cdi_min_version(spec));
     if (b.oom)
         return DRA_ENOMEM;
     *out = spec;

@@ -75,81 +75,81 @@ int plugin_cp_del(plugin_cp *cp, const char *uid)
 
 /* ---- encode --------------------------------------------------------------------- */
 
-static dra_doc *kd_doc(plugin_db *b, const plugin_cp_device *d)
+static dra_doc *kd_doc(dra_docb *b, const plugin_cp_device *d)
 {
     /* kubeletplugin.Device has no JSON tags: Go field names. */
-    dra_doc *m = plugin_db_map(b);
-    plugin_db_set(b, m, "Requests", plugin_db_strs(b, d->requests, d->n_requests));
-    plugin_db_set_str(b, m, "PoolName", d->pool);
-    plugin_db_set_str(b, m, "DeviceName", d->device);
-    plugin_db_set(b, m, "CDIDeviceIDs", plugin_db_strs(b, d->cdi_ids, d->n_cdi_ids));
+    dra_doc *m = dra_docb_map(b);
+    dra_docb_set(b, m, "Requests", dra_docb_strs(b, d->requests, d->n_requests));
+    dra_docb_set_str(b, m, "PoolName", d->pool);
+    dra_docb_set_str(b, m, "DeviceName", d->device);
+    dra_docb_set(b, m, "CDIDeviceIDs", dra_docb_strs(b, d->cdi_ids, d->n_cdi_ids));
     return m;
 }
 
-static dra_doc *device_doc(plugin_db *b, const plugin_cp_device *d)
+static dra_doc *device_doc(dra_docb *b, const plugin_cp_device *d)
 {
-    dra_doc *m = plugin_db_map(b);
-    dra_doc *inner = plugin_db_map(b);
+    dra_doc *m = dra_docb_map(b);
+    dra_doc *inner = dra_docb_map(b);
     if (d->mig) {
-        dra_doc *c = plugin_db_map(b);
-        plugin_db_set(b, c, "parentMinor", plugin_db_int(b, d->parent_minor));
-        plugin_db_set(b, c, "giId", plugin_db_int(b, d->gi));
-        plugin_db_set(b, c, "ciId", plugin_db_int(b, d->ci));
-        plugin_db_set_str(b, c, "migUUID", d->uuid);
-        plugin_db_set_str(b, c, "parentUUID", d->parent_uuid);
-        plugin_db_set(b, inner, "concrete", c);
-        plugin_db_set(b, inner, "device", kd_doc(b, d));
-        plugin_db_set(b, m, "gpu", dra_doc_new_null(b->a));
-        plugin_db_set(b, m, "mig", inner);
+        dra_doc *c = dra_docb_map(b);
+        dra_docb_set(b, c, "parentMinor", dra_docb_int(b, d->parent_minor));
+        dra_docb_set(b, c, "giId", dra_docb_int(b, d->gi));
+        dra_docb_set(b, c, "ciId", dra_docb_int(b, d->ci));
+        dra_docb_set_str(b, c, "migUUID", d->uuid);
+        dra_docb_set_str(b, c, "parentUUID", d->parent_uuid);
+        dra_docb_set(b, inner, "concrete", c);
+        dra_docb_set(b, inner, "device", kd_doc(b, d));
+        dra_docb_set(b, m, "gpu", dra_doc_new_null(b->a));
+        dra_docb_set(b, m, "mig", inner);
     } else {
-        dra_doc *info = plugin_db_map(b);
-        plugin_db_set_str(b, info, "uuid", d->uuid);
-        plugin_db_set(b, inner, "info", info);
-        plugin_db_set(b, inner, "device", kd_doc(b, d));
-        plugin_db_set(b, m, "gpu", inner);
-        plugin_db_set(b, m, "mig", dra_doc_new_null(b->a));
+        dra_doc *info = dra_docb_map(b);
+        dra_docb_set_str(b, info, "uuid", d->uuid);
+        dra_docb_set(b, inner, "info", info);
+        dra_docb_set(b, inner, "device", kd_doc(b, d));
+        dra_docb_set(b, m, "gpu", inner);
+        dra_docb_set(b, m, "mig", dra_doc_new_null(b->a));
     }
     return m;
 }
 
-static dra_doc *claim_doc(plugin_db *b, const plugin_cp_claim *c)
+static dra_doc *claim_doc(dra_docb *b, const plugin_cp_claim *c)
 {
-    dra_doc *m = plugin_db_map(b);
-    plugin_db_set_str(b, m, "checkpointState", plugin_cp_state_name(c->state));
-    plugin_db_set(b, m, "status", c->status ? c->status : plugin_db_map(b));
+    dra_doc *m = dra_docb_map(b);
+    dra_docb_set_str(b, m, "checkpointState", plugin_cp_state_name(c->state));
+    dra_docb_set(b, m, "status", c->status ? c->status : dra_docb_map(b));
     if (c->state == PLUGIN_CP_COMPLETED) {
-        dra_doc *groups = plugin_db_list(b);
+        dra_doc *groups = dra_docb_list(b);
         for (size_t g = 0; g < c->n_groups; g++) {
             const plugin_cp_group *grp = &c->groups[g];
-            dra_doc *gm = plugin_db_map(b), *devs = plugin_db_list(b);
+            dra_doc *gm = dra_docb_map(b), *devs = dra_docb_list(b);
             for (size_t i = 0; i < grp->n_devices; i++)
-                plugin_db_push(b, devs, device_doc(b, &grp->devices[i]));
-            dra_doc *cs = plugin_db_map(b);
-            plugin_db_set_str(b, cs, "mpsControlDaemonID", grp->mps_id);
+                dra_docb_push(b, devs, device_doc(b, &grp->devices[i]));
+            dra_doc *cs = dra_docb_map(b);
+            dra_docb_set_str(b, cs, "mpsControlDaemonID", grp->mps_id);
             if (grp->timeslice)
-                plugin_db_set(b, cs, "timeSlicing", dra_doc_new_bool(b->a, 1));
-            plugin_db_set(b, gm, "devices", devs);
-            plugin_db_set(b, gm, "configState", cs);
-            plugin_db_push(b, groups, gm);
+                dra_docb_set(b, cs, "timeSlicing", dra_doc_new_bool(b->a, 1));
+            dra_docb_set(b, gm, "devices", devs);
+            dra_docb_set(b, gm, "configState", cs);
+            dra_docb_push(b, groups, gm);
         }
-        plugin_db_set(b, m, "preparedDevices", groups);
+        dra_docb_set(b, m, "preparedDevices", groups);
     }
     if (c->name && *c->name)
-        plugin_db_set_str(b, m, "name", c->name);
+        dra_docb_set_str(b, m, "name", c->name);
     if (c->namespace_ && *c->namespace_)
-        plugin_db_set_str(b, m, "namespace", c->namespace_);
+        dra_docb_set_str(b, m, "namespace", c->namespace_);
     return m;
 }
 
 dra_err plugin_cp_encode(const plugin_cp *cp, dra_arena *a, dra_buf *out)
 {
-    plugin_db b = {a, 0};
-    dra_doc *v2 = plugin_db_map(&b), *claims = plugin_db_map(&b);
+    dra_docb b = {a, 0};
+    dra_doc *v2 = dra_docb_map(&b), *claims = dra_docb_map(&b);
     for (size_t i = 0; i < cp->n; i++)
-        plugin_db_set(&b, claims, cp->claims[i].uid, claim_doc(&b, &cp->claims[i]));
-    plugin_db_set(&b, v2, "preparedClaims", claims);
+        dra_docb_set(&b, claims, cp->claims[i].uid, claim_doc(&b, &cp->claims[i]));
+    dra_docb_set(&b, v2, "preparedClaims", claims);
     if (cp->boot_id)
-        plugin_db_set_str(&b, v2, "nodeBootID", cp->boot_id);
+        dra_docb_set_str(&b, v2, "nodeBootID", cp->boot_id);
     if (b.oom)
         return DRA_ENOMEM;
     dra_buf v2json;

@@ -133,23 +133,8 @@ int plugin_server_port(const plugin_server *s) DRA_HIDDEN;
 void plugin_server_stop(plugin_server *s) DRA_HIDDEN;
 
 /* ---- helpers (util.c) --------------------------------------------------------
- * A dra_doc builder whose calls never fail one by one: an allocation
- * failure sets |oom|, later calls become no-ops, and the caller checks
- * |oom| once at the end. */
-typedef struct plugin_db {
-    dra_arena *a;
-    int oom;
-} plugin_db;
-
-dra_doc *plugin_db_map(plugin_db *b) DRA_HIDDEN;
-dra_doc *plugin_db_list(plugin_db *b) DRA_HIDDEN;
-dra_doc *plugin_db_str(plugin_db *b, const char *s) DRA_HIDDEN; /* NULL: "" */
-dra_doc *plugin_db_int(plugin_db *b, int64_t v) DRA_HIDDEN;
-dra_doc *plugin_db_strs(plugin_db *b, const char *const *v, size_t n) DRA_HIDDEN;
-void plugin_db_set(plugin_db *b, dra_doc *map, const char *key, dra_doc *v) DRA_HIDDEN;
-void plugin_db_set_str(plugin_db *b, dra_doc *map, const char *key,
-                       const char *s) DRA_HIDDEN;
-void plugin_db_push(plugin_db *b, dra_doc *list, dra_doc *v) DRA_HIDDEN;
+ * Documents are built with the codec's dra_docb (one oom check at the
+ * end). */
 
 /* mkdir -p with |mode| for the directories it creates. DRA_OK; DRA_EIO
  * or DRA_EINVAL with the message in |d|. */
@@ -219,7 +204,7 @@ void plugin_cdi_file_name(const char *uid, char *buf, size_t size) DRA_HIDDEN;
 dra_err plugin_cdi_build(dra_arena *a, const plugin_cdi_env *env,
                          const char *claim_uid, const plugin_cdi_dev *devs,
                          size_t n, dra_doc **out) DRA_HIDDEN;
-void plugin_cdi_add_mount(plugin_db *b, dra_doc *edits, const char *host,
+void plugin_cdi_add_mount(dra_docb *b, dra_doc *edits, const char *host,
                           const char *ctr, const char *const *opts,
                           size_t n_opts) DRA_HIDDEN;
 /* The lowest cdiVersion that can express |spec| (static string). */

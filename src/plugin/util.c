@@ -17,60 +17,6 @@
 
 #include "plugin_int.h"
 
-/* ---- document builder ---------------------------------------------------- */
-
-static dra_doc *db_check(plugin_db *b, dra_doc *d)
-{
-    if (!d)
-        b->oom = 1;
-    return d;
-}
-
-dra_doc *plugin_db_map(plugin_db *b)
-{
-    return db_check(b, dra_doc_new_map(b->a, 4));
-}
-
-dra_doc *plugin_db_list(plugin_db *b)
-{
-    return db_check(b, dra_doc_new_list(b->a, 4));
-}
-
-dra_doc *plugin_db_str(plugin_db *b, const char *s)
-{
-    return db_check(b, dra_doc_new_string(b->a, s ? s : "", s ? strlen(s) : 0));
-}
-
-dra_doc *plugin_db_int(plugin_db *b, int64_t v)
-{
-    return db_check(b, dra_doc_new_int(b->a, v));
-}
-
-void plugin_db_set(plugin_db *b, dra_doc *map, const char *key, dra_doc *v)
-{
-    if (!map || !v || dra_doc_map_set(b->a, map, key, v) != DRA_OK)
-        b->oom = 1;
-}
-
-void plugin_db_push(plugin_db *b, dra_doc *list, dra_doc *v)
-{
-    if (!list || !v || dra_doc_list_push(b->a, list, v) != DRA_OK)
-        b->oom = 1;
-}
-
-void plugin_db_set_str(plugin_db *b, dra_doc *map, const char *key, const char *s)
-{
-    plugin_db_set(b, map, key, plugin_db_str(b, s));
-}
-
-dra_doc *plugin_db_strs(plugin_db *b, const char *const *v, size_t n)
-{
-    dra_doc *l = plugin_db_list(b);
-    for (size_t i = 0; i < n; i++)
-        plugin_db_push(b, l, plugin_db_str(b, v[i]));
-    return l;
-}
-
 /* ---- files ------------------------------------------------------------------ */
 
 static void errmsg(dra_diag *d, const char *what, const char *path, int e)
