@@ -24,6 +24,16 @@ static int lmatch(const char *sel, const char *labels)
     return r;
 }
 
+/* |st| is the 400 BadRequest kube-apiserver answers for selector |sel|,
+ * with message |want|. */
+static void want_bad_request(const char *sel, const dra_kstatus *st, const char *want)
+{
+    assert_int_equal(st->code, 400);
+    assert_string_equal(st->reason, "BadRequest");
+    if (strcmp(st->message, want))
+        fail_msg("%s:\n got  %s\n want %s", sel, st->message, want);
+}
+
 static void lerr(const char *sel, const char *want)
 {
     dra_arena a;
@@ -33,10 +43,7 @@ static void lerr(const char *sel, const char *want)
     memset(&st, 0, sizeof st);
     assert_int_equal(api_sel_label_parse(&a, sel, &s, &st), DRA_EINVAL);
     assert_null(s);
-    assert_int_equal(st.code, 400);
-    assert_string_equal(st.reason, "BadRequest");
-    if (strcmp(st.message, want))
-        fail_msg("%s:\n got  %s\n want %s", sel, st.message, want);
+    want_bad_request(sel, &st, want);
     dra_arena_fini(&a);
 }
 
@@ -190,10 +197,7 @@ static void ferr(const api_resource *r, const char *sel, const char *want)
     memset(&st, 0, sizeof st);
     assert_int_equal(api_sel_field_parse(&a, sel, r, &s, &st), DRA_EINVAL);
     assert_null(s);
-    assert_int_equal(st.code, 400);
-    assert_string_equal(st.reason, "BadRequest");
-    if (strcmp(st.message, want))
-        fail_msg("%s:\n got  %s\n want %s", sel, st.message, want);
+    want_bad_request(sel, &st, want);
     dra_arena_fini(&a);
 }
 
