@@ -126,6 +126,10 @@ dra_err dra_doc_sort_keys(dra_doc *doc, dra_doc_order order);
 
 /* Lookups on a map node; NULL when |map| is not a map or lacks the key. */
 const dra_doc *dra_doc_get(const dra_doc *map, const char *key);
+/* The node at |dotted|, map keys joined by '.' ("spec.nodeName",
+ * "status.phase"); |map| itself for "". NULL when a key is missing, a node
+ * on the way is no map, a key is empty ("a..b") or |dotted| is NULL. */
+const dra_doc *dra_doc_at(const dra_doc *map, const char *dotted);
 
 /* Builders, allocating in |a|; NULL on ENOMEM. */
 dra_doc *dra_doc_new_null(dra_arena *a);

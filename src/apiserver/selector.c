@@ -783,35 +783,14 @@ dra_err api_sel_field_parse(dra_arena *a, const char *text,
 /* The string at dotted |path| of map keys, "" when absent or not a string. */
 static const char *str_at(const dra_doc *obj, const char *path)
 {
-    char key[64];
-    const dra_doc *cur = obj;
-    while (cur && *path) {
-        const char *dot = strchr(path, '.');
-        size_t n = dot ? (size_t)(dot - path) : strlen(path);
-        if (n >= sizeof key)
-            return "";
-        memcpy(key, path, n);
-        key[n] = '\0';
-        cur = dra_doc_get(cur, key);
-        path += n + (dot ? 1 : 0);
-    }
-    return cur && cur->kind == DRA_DOC_STRING ? cur->u.str.s : "";
+    const dra_doc *v = dra_doc_at(obj, path);
+    return v && v->kind == DRA_DOC_STRING ? v->u.str.s : "";
 }
 
+/* The boolean at dotted |path| as a field selector compares it. */
 static const char *bool_at(const dra_doc *obj, const char *path)
 {
-    const dra_doc *v = obj;
-    char key[64];
-    while (v && *path) {
-        const char *dot = strchr(path, '.');
-        size_t n = dot ? (size_t)(dot - path) : strlen(path);
-        if (n >= sizeof key)
-            return "false";
-        memcpy(key, path, n);
-        key[n] = '\0';
-        v = dra_doc_get(v, key);
-        path += n + (dot ? 1 : 0);
-    }
+    const dra_doc *v = dra_doc_at(obj, path);
     return v && v->kind == DRA_DOC_BOOL && v->u.b ? "true" : "false";
 }
 

@@ -33,24 +33,9 @@ const char *dra_obj_rv(const dra_doc *obj)
 
 const char *dra_obj_str(const dra_doc *obj, const char *dotted)
 {
-    char key[256];
-    const dra_doc *cur = obj;
-    const char *p = dotted;
-    if (!obj || !dotted)
+    if (!obj || !dotted || !*dotted)
         return NULL;
-    while (cur) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n == 0 || n >= sizeof key)
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        cur = dra_doc_get(cur, key);
-        if (!dot)
-            return str_of(cur);
-        p = dot + 1;
-    }
-    return NULL;
+    return str_of(dra_doc_at(obj, dotted));
 }
 
 uint64_t cluster_now_ns(void)

@@ -178,18 +178,39 @@ dra_err dra_doc_map_set(dra_arena *a, dra_doc *map, const char *key, dra_doc *va
     return DRA_OK;
 }
 
-const dra_doc *dra_doc_get(const dra_doc *map, const char *key)
+/* Member |key| (|klen| bytes, not NUL-terminated) of |map|, or NULL. */
+static const dra_doc *get_n(const dra_doc *map, const char *key, size_t klen)
 {
-    size_t klen;
-    if (!map || map->kind != DRA_DOC_MAP || !key)
+    if (!map || map->kind != DRA_DOC_MAP)
         return NULL;
-    klen = strlen(key);
     for (size_t i = 0; i < map->u.map.n; i++) {
         const dra_doc_member *m = &map->u.map.m[i];
         if (m->keylen == klen && memcmp(m->key, key, klen) == 0)
             return m->val;
     }
     return NULL;
+}
+
+const dra_doc *dra_doc_get(const dra_doc *map, const char *key)
+{
+    return key ? get_n(map, key, strlen(key)) : NULL;
+}
+
+const dra_doc *dra_doc_at(const dra_doc *map, const char *dotted)
+{
+    const dra_doc *cur = map;
+    const char *p = dotted;
+    if (!dotted)
+        return NULL;
+    while (cur && *p) {
+        const char *dot = strchr(p, '.');
+        size_t n = dot ? (size_t)(dot - p) : strlen(p);
+        if (n == 0 || (dot && dot[1] == '\0'))
+            return NULL;
+        cur = get_n(cur, p, n);
+        p += n + (dot ? 1 : 0);
+    }
+    return cur;
 }
 
 static int num_equal(const dra_doc *x, const dra_doc *y)

@@ -178,7 +178,7 @@ static const char *claim_name(const dra_doc *pod, const dra_doc *pc, int *skip, 
 {
     const char *n = node_doc_str(pc, "resourceClaimName");
     const char *pname = node_doc_str(pc, "name");
-    const dra_doc *st = node_doc_at(pod, "status.resourceClaimStatuses");
+    const dra_doc *st = dra_doc_at(pod, "status.resourceClaimStatuses");
     *skip = 0;
     if (n)
         return n;
@@ -213,7 +213,7 @@ static int list_has_uid(const dra_doc *l, const char *key, const char *uid)
 /* Created for this pod: its controller owner is the pod. */
 static int owned_by(const dra_doc *claim, const char *pod_uid)
 {
-    const dra_doc *refs = node_doc_at(claim, "metadata.ownerReferences");
+    const dra_doc *refs = dra_doc_at(claim, "metadata.ownerReferences");
     for (size_t i = 0; refs && refs->kind == DRA_DOC_LIST && i < refs->u.list.n; i++) {
         const dra_doc *r = refs->u.list.items[i], *ctl = dra_doc_get(r, "controller");
         const char *u = node_doc_str(r, "uid");
@@ -252,10 +252,10 @@ static dra_err check_claim(dra_node *n, const dra_doc *pod, const dra_doc *pc, d
         return node_errf(msg, size, "ResourceClaim %s was not created for pod %s/%s (pod is not owner)", w->name, ns,
                         pod_name),
                DRA_EINVAL;
-    if (!list_has_uid(node_doc_at(claim, "status.reservedFor"), "uid", pod_uid))
+    if (!list_has_uid(dra_doc_at(claim, "status.reservedFor"), "uid", pod_uid))
         return node_errf(msg, size, "pod %s(%s) is not allowed to use ResourceClaim %s", pod_name, pod_uid, w->name),
                DRA_EINVAL;
-    if (!(results = node_doc_at(claim, "status.allocation.devices.results")) || results->kind != DRA_DOC_LIST)
+    if (!(results = dra_doc_at(claim, "status.allocation.devices.results")) || results->kind != DRA_DOC_LIST)
         return node_errf(msg, size, "ResourceClaim %s is not allocated", w->name), DRA_EINVAL;
     for (size_t i = 0; i < results->u.list.n; i++) {
         const char *drv = node_doc_str(results->u.list.items[i], "driver");
@@ -420,7 +420,7 @@ static dra_err prepare_new(dra_node *n, const dra_doc *pod, want *ws, size_t nw,
 dra_err node_claims_prepare(dra_node *n, const dra_doc *pod, dra_arena *a, pod_claim_ref **refs,
                             size_t *n_refs, char *msg, size_t size)
 {
-    const dra_doc *pcs = node_doc_at(pod, "spec.resourceClaims");
+    const dra_doc *pcs = dra_doc_at(pod, "spec.resourceClaims");
     size_t cnt = pcs && pcs->kind == DRA_DOC_LIST ? pcs->u.list.n : 0, nw = 0;
     want *ws = cnt ? dra_arena_array(a, cnt, sizeof *ws) : NULL;
     pod_claim_ref *out = cnt ? dra_arena_array(a, cnt, sizeof *out) : NULL;

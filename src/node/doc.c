@@ -7,26 +7,9 @@
 
 #include "node_int.h"
 
-const dra_doc *node_doc_at(const dra_doc *d, const char *dotted)
-{
-    char key[128];
-    const char *p = dotted;
-    while (d && *p) {
-        const char *dot = strchr(p, '.');
-        size_t n = dot ? (size_t)(dot - p) : strlen(p);
-        if (n >= sizeof key || d->kind != DRA_DOC_MAP)
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = '\0';
-        d = dra_doc_get(d, key);
-        p += n + (dot ? 1 : 0);
-    }
-    return d;
-}
-
 int64_t node_doc_int(const dra_doc *d, const char *dotted, int64_t dflt)
 {
-    const dra_doc *v = node_doc_at(d, dotted);
+    const dra_doc *v = dra_doc_at(d, dotted);
     return v && v->kind == DRA_DOC_INT ? v->u.i : dflt;
 }
 

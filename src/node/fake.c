@@ -99,7 +99,7 @@ static dra_doc *gb200(dra_arena *a, const char *node, int i, dra_err *err)
 /* The template's devices for |node|, uuid attributes made unique. */
 static dra_doc *template_devices(dra_fake_nodes *f, dra_arena *a, const char *node, dra_err *err)
 {
-    const dra_doc *src = node_doc_at(f->o.slice_template, "spec.devices");
+    const dra_doc *src = dra_doc_at(f->o.slice_template, "spec.devices");
     dra_doc *l = src ? node_doc_copy(a, src) : NULL;
     if (!l || l->kind != DRA_DOC_LIST) {
         *err = *err ? *err : DRA_EINVAL;
@@ -222,7 +222,7 @@ static dra_err register_one(dra_fake_nodes *f, size_t idx, dra_kstatus *st)
     node = fake_node_doc(f, &a, name, f->o.first + idx, &e);
     if (!e)
         e = dra_cluster_create(f->c, &DRA_GVR_NODES, NULL, node, &a, &out, st);
-    if (e == DRA_OK && !node_doc_str(dra_doc_get(out, "status"), "phase") && !node_doc_at(out, "status.conditions"))
+    if (e == DRA_OK && !node_doc_str(dra_doc_get(out, "status"), "phase") && !dra_doc_at(out, "status.conditions"))
         e = dra_cluster_update(f->c, &DRA_GVR_NODES, NULL, name, "status", out, &a, &out, st);
     if (e == DRA_EEXIST) {
         /* Taken over from an earlier run: its slice is there as well. */
@@ -302,7 +302,7 @@ static char *running_status(dra_fake_nodes *f, const dra_doc *pod, size_t node_i
     dra_arena a;
     dra_err err = DRA_OK;
     dra_doc *root, *st, *cl, *cs, *ips, *ipm;
-    const dra_doc *ctrs = node_doc_at(pod, "spec.containers");
+    const dra_doc *ctrs = dra_doc_at(pod, "spec.containers");
     char now[48], ip[32];
     dra_arena_init(&a, f->mem);
     node_fmt_time(node_now_ns(), 0, now, sizeof now);
@@ -357,7 +357,7 @@ static char *final_status(dra_fake_nodes *f, const dra_doc *pod)
     dra_arena a;
     dra_err err = DRA_OK;
     dra_doc *root, *st, *cs;
-    const dra_doc *old = node_doc_at(pod, "status.containerStatuses");
+    const dra_doc *old = dra_doc_at(pod, "status.containerStatuses");
     char now[48];
     dra_arena_init(&a, f->mem);
     node_fmt_time(node_now_ns(), 0, now, sizeof now);

@@ -76,9 +76,7 @@ void cdi_edits_finish(dra_node_cdi_edits *e) DRA_HIDDEN;
 
 /* ---- documents (doc.c) ---- */
 
-/* The node at a dotted path of map keys ("spec.containers"); NULL when
- * absent or when an intermediate node is not a map. */
-const dra_doc *node_doc_at(const dra_doc *d, const char *dotted) DRA_HIDDEN;
+/* Dotted paths of map keys are looked up with the codec's dra_doc_at. */
 /* Integer at a dotted path, |dflt| when absent or not an integer. */
 int64_t node_doc_int(const dra_doc *d, const char *dotted, int64_t dflt) DRA_HIDDEN;
 /* A string member, NULL when absent or not a string. */

@@ -38,8 +38,8 @@ static void ctr_close(ctr_state *c)
  * about each by name. */
 static dra_err take_containers(pod_state *ps)
 {
-    const dra_doc *init = node_doc_at(ps->pod, "spec.initContainers");
-    const dra_doc *app = node_doc_at(ps->pod, "spec.containers");
+    const dra_doc *init = dra_doc_at(ps->pod, "spec.initContainers");
+    const dra_doc *app = dra_doc_at(ps->pod, "spec.containers");
     size_t ni = init && init->kind == DRA_DOC_LIST ? init->u.list.n : 0;
     size_t na = app && app->kind == DRA_DOC_LIST ? app->u.list.n : 0;
     ctr_state *v = dra_calloc(ps->n->mem, ni + na + 1, sizeof *v);

@@ -98,7 +98,7 @@ static const char *map_field(const dra_doc *pod, const char *path, const char *p
         return NULL;
     memcpy(key, path + n, len - 2);
     key[len - 2] = '\0';
-    return node_doc_str(node_doc_at(pod, where), key);
+    return node_doc_str(dra_doc_at(pod, where), key);
 }
 
 /* A fieldRef the kubelet resolves (podFieldSelectorRuntimeValue). */
@@ -218,7 +218,7 @@ static dra_err build_argv(const ctr_state *c, const envset *env, dra_arena *a, d
 /* The CDI ids of the claims the container names. */
 static dra_err container_cdi(pod_state *ps, const ctr_state *c, dra_arena *a, const char ***ids, size_t *n_ids)
 {
-    const dra_doc *claims = node_doc_at(c->spec, "resources.claims");
+    const dra_doc *claims = dra_doc_at(c->spec, "resources.claims");
     const char **all = NULL;
     size_t n = 0;
     *ids = NULL;

@@ -274,8 +274,8 @@ static const char *qos(const pod_state *ps)
 {
     int any = 0, guaranteed = 1;
     for (size_t i = 0; i < ps->nc; i++) {
-        const dra_doc *req = node_doc_at(ps->c[i].spec, "resources.requests");
-        const dra_doc *lim = node_doc_at(ps->c[i].spec, "resources.limits");
+        const dra_doc *req = dra_doc_at(ps->c[i].spec, "resources.requests");
+        const dra_doc *lim = dra_doc_at(ps->c[i].spec, "resources.limits");
         for (int k = 0; k < 2; k++) {
             const char *r = k ? "memory" : "cpu";
             const dra_doc *rq = dra_doc_get(req, r), *lm = dra_doc_get(lim, r);

@@ -603,6 +603,61 @@ static void test_failmem(void **state)
     }
 }
 
+/* The codec's document helpers this layer and its users build on:
+ * dotted lookups (dra_doc_at, under dra_obj_str) and the deferred
+ * out-of-memory builder (dra_docb). */
+static void test_doc_helpers(void **state)
+{
+    dra_arena a;
+    dra_doc *d, *l;
+    dra_buf b;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    d = json(&a, "{\"spec\":{\"x\":{\"y\":true},\"s\":\"v\"},\"a.b\":1}");
+    assert_true(dra_doc_at(d, "spec.x.y")->u.b);
+    assert_ptr_equal(dra_doc_at(d, ""), d);
+    assert_null(dra_doc_at(d, "spec.s.t"));  /* through a string */
+    assert_null(dra_doc_at(d, "spec..x"));   /* an empty key */
+    assert_null(dra_doc_at(d, "spec.x."));
+    assert_null(dra_doc_at(d, ".spec"));
+    assert_null(dra_doc_at(d, "a.b"));       /* keys never contain '.' here */
+    assert_null(dra_doc_at(d, NULL));
+    assert_null(dra_doc_at(NULL, "spec"));
+    assert_null(dra_obj_str(d, ""));
+    assert_string_equal(dra_obj_str(d, "spec.s"), "v");
+
+    dra_docb db = {&a, 0};
+    static const char *const two[] = {"p", "q"};
+    d = dra_docb_map(&db);
+    dra_docb_set_str(&db, d, "k", NULL);
+    dra_docb_set(&db, d, "n", dra_docb_int(&db, -3));
+    dra_docb_set(&db, d, "t", dra_docb_bool(&db, 1));
+    dra_docb_set(&db, d, "c", dra_docb_strn(&db, "abc", 2));
+    dra_docb_set(&db, d, "l", dra_docb_strs(&db, two, 2));
+    assert_false(db.oom);
+    dra_buf_init(&b, NULL);
+    assert_int_equal(dra_doc_to_json(d, 0, &b), DRA_OK);
+    assert_string_equal(b.p, "{\"k\":\"\",\"n\":-3,\"t\":true,\"c\":\"ab\",\"l\":[\"p\",\"q\"]}");
+    dra_buf_fini(&b);
+    l = dra_docb_list(&db);
+    dra_docb_push(&db, l, NULL); /* a piece that failed */
+    assert_true(db.oom);
+    dra_arena_fini(&a);
+    /* Every allocation failure is recorded, never a crash or a leak. */
+    for (long i = 0; i < 40; i++) {
+        dra_failmem fm;
+        dra_failmem_init(&fm, i);
+        dra_arena_init(&a, &fm.mem);
+        dra_docb f = {&a, 0};
+        d = dra_docb_map(&f);
+        dra_docb_set(&f, d, "l", dra_docb_strs(&f, two, 2));
+        dra_docb_set_str(&f, d, "s", "x");
+        assert_int_equal(f.oom, fm.failed != 0);
+        dra_arena_fini(&a);
+        assert_int_equal(fm.live, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -610,6 +665,7 @@ int main(void)
         cmocka_unit_test(test_status_decode), cmocka_unit_test(test_verbs),
         cmocka_unit_test(test_list_all),   cmocka_unit_test(test_retry),
         cmocka_unit_test(test_events),     cmocka_unit_test(test_failmem),
+        cmocka_unit_test(test_doc_helpers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
