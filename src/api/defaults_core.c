@@ -77,17 +77,24 @@ static const struct {
     {"projected", projected_order},
 };
 
+dra_err def_field_ref(dra_arena *a, dra_doc *ref)
+{
+    dra_err e;
+    if (!ref)
+        return DRA_OK;
+    if ((e = def_put_str(a, ref, "apiVersion", "v1", field_ref_order, DEF_ZERO)))
+        return e;
+    def_reorder(ref, field_ref_order);
+    return DRA_OK;
+}
+
 /* fieldRef.apiVersion of each downward API item. */
 static dra_err items_field_refs(dra_arena *a, dra_doc *items)
 {
     dra_err e;
     for (size_t i = 0; items && i < items->u.list.n; i++) {
-        dra_doc *ref = def_map(items->u.list.items[i], "fieldRef");
-        if (!ref)
-            continue;
-        if ((e = def_put_str(a, ref, "apiVersion", "v1", field_ref_order, DEF_ZERO)))
+        if ((e = def_field_ref(a, def_map(items->u.list.items[i], "fieldRef"))))
             return e;
-        def_reorder(ref, field_ref_order);
     }
     return DRA_OK;
 }

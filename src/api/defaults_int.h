@@ -95,6 +95,9 @@ DRA_HIDDEN dra_err def_volumes(const def_ctx *c, dra_doc *volumes);
  * itself. |image| is the container's image. */
 DRA_HIDDEN dra_err def_container_doc(const def_ctx *c, dra_doc *m, const char *image,
                                      int host_network);
+/* An ObjectFieldSelector (a fieldRef; NULL: none): apiVersion "v1" when
+ * unset, members in Go's order (defaults_core.c). DRA_OK, DRA_ENOMEM. */
+DRA_HIDDEN dra_err def_field_ref(dra_arena *a, dra_doc *ref);
 /* Nodes (defaults_core.c). */
 DRA_HIDDEN dra_err def_node(const def_ctx *c, dra_object *node);
 

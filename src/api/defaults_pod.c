@@ -23,7 +23,6 @@ static const char *const container_order[] = {
     "securityContext", "stdin", "stdinOnce", "tty", "targetContainerName", NULL};
 static const char *const port_order[] = {"name", "hostPort", "containerPort", "protocol",
                                          "hostIP", NULL};
-static const char *const field_ref_order[] = {"apiVersion", "fieldPath", NULL};
 static const char *const probe_order[] = {
     "exec", "httpGet", "tcpSocket", "grpc", "initialDelaySeconds", "timeoutSeconds",
     "periodSeconds", "successThreshold", "failureThreshold",
@@ -95,12 +94,8 @@ static dra_err env_defaults(dra_arena *a, dra_doc *env)
 {
     dra_err e;
     for (size_t i = 0; env && i < env->u.list.n; i++) {
-        dra_doc *ref = def_map(def_map(env->u.list.items[i], "valueFrom"), "fieldRef");
-        if (!ref)
-            continue;
-        if ((e = def_put_str(a, ref, "apiVersion", "v1", field_ref_order, DEF_ZERO)))
+        if ((e = def_field_ref(a, def_map(def_map(env->u.list.items[i], "valueFrom"), "fieldRef"))))
             return e;
-        def_reorder(ref, field_ref_order);
     }
     return DRA_OK;
 }
