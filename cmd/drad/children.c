@@ -161,12 +161,7 @@ static void backoff_wait(drad_child *c, int64_t ms)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    dra_timespec_add_ms(&ts, ms);
     while (!c->stop && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
         ;
 }
@@ -298,12 +293,7 @@ void drad_child_stop(drad_child *c, int grace_ms)
     pthread_cond_broadcast(&c->cv);
     signal_child(c, SIGTERM);
     clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += grace_ms / 1000;
-    ts.tv_nsec += (long)(grace_ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    dra_timespec_add_ms(&ts, grace_ms);
     while (c->pid > 0 && pthread_cond_timedwait(&c->cv, &c->mu, &ts) == 0)
         ;
     if (c->pid > 0) {

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -154,6 +155,13 @@ char *dra_buf_detach(dra_buf *b);
  * are not valid UTF-8 (truncated, overlong, a surrogate or above
  * U+10FFFF); *cp is then left unchanged. */
 size_t dra_utf8_decode(const unsigned char *s, size_t len, uint32_t *cp);
+
+/* ---- time ------------------------------------------------------------- */
+
+/* Adds |ms| (>= 0) to |ts|, carrying nanoseconds into seconds: a deadline
+ * for pthread_cond_timedwait from a clock_gettime reading. Reads no
+ * clock itself. */
+void dra_timespec_add_ms(struct timespec *ts, int64_t ms);
 
 /* ---- hash map ---------------------------------------------------------
  * Open addressing, string keys (borrowed: the caller keeps them alive,

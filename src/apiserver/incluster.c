@@ -132,12 +132,7 @@ static int take_line(dra_watch_stream *w, dra_buf *line)
 static void deadline_in(struct timespec *ts, int ms)
 {
     clock_gettime(CLOCK_REALTIME, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
+    dra_timespec_add_ms(ts, ms);
 }
 
 static dra_err tr_watch_next(void *ud, dra_watch_stream *w, int timeout_ms,

@@ -163,12 +163,7 @@ static void backoff_wait(dra_reflector *r)
         r->backoff_ms = REFL_BACKOFF_MAX_MS;
     ms = r->backoff_ms;
     clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += ms / 1000;
-    until.tv_nsec += (ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    dra_timespec_add_ms(&until, ms);
     pthread_mutex_lock(&r->lock);
     while (!r->stop &&
            pthread_cond_timedwait(&r->cond, &r->lock, &until) == 0) {

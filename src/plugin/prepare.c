@@ -47,12 +47,7 @@ static dra_err claim_lock(dra_plugin *p, const char *uid)
         }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += (time_t)(left / 1000);
-        ts.tv_nsec += (long)(left % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        dra_timespec_add_ms(&ts, left);
         pthread_cond_timedwait(&p->cond, &p->mu, &ts);
     }
     if (e == DRA_OK) {

@@ -335,12 +335,7 @@ static void *publisher_main(void *arg)
         backoff_ms = backoff_ms ? (backoff_ms * 2 > 30000 ? 30000 : backoff_ms * 2) : 1000;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += backoff_ms / 1000;
-        ts.tv_nsec += (long)(backoff_ms % 1000) * 1000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        dra_timespec_add_ms(&ts, backoff_ms);
         while (!p->pub_stop && pthread_cond_timedwait(&p->pub_cond, &p->mu, &ts) == 0)
             ;
     }

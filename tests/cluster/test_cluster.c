@@ -658,6 +658,24 @@ static void test_doc_helpers(void **state)
     }
 }
 
+/* The deadline arithmetic the reflector's backoff waits with. */
+static void test_timespec(void **state)
+{
+    struct timespec ts = {10, 999000000L};
+    (void)state;
+    dra_timespec_add_ms(&ts, 1);
+    assert_int_equal(ts.tv_sec, 11);
+    assert_int_equal(ts.tv_nsec, 0);
+    dra_timespec_add_ms(&ts, 2500);
+    assert_int_equal(ts.tv_sec, 13);
+    assert_int_equal(ts.tv_nsec, 500000000L);
+    dra_timespec_add_ms(&ts, 0);
+    assert_int_equal(ts.tv_sec, 13);
+    dra_timespec_add_ms(&ts, 30000 + 999);
+    assert_int_equal(ts.tv_sec, 44);
+    assert_int_equal(ts.tv_nsec, 499000000L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -665,7 +683,7 @@ int main(void)
         cmocka_unit_test(test_status_decode), cmocka_unit_test(test_verbs),
         cmocka_unit_test(test_list_all),   cmocka_unit_test(test_retry),
         cmocka_unit_test(test_events),     cmocka_unit_test(test_failmem),
-        cmocka_unit_test(test_doc_helpers),
+        cmocka_unit_test(test_doc_helpers), cmocka_unit_test(test_timespec),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
