@@ -130,6 +130,37 @@ dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
                             const dra_cel_prepared *dev, int *result,
                             dra_diag *d);
 
+/* ---- what a selector reads of the device --------------------------------
+ * A selector whose device reads are all fixed (the driver, the sharing
+ * flag, attributes and capacities named by a constant domain and id)
+ * gives the same result, cost and error on every device that has the
+ * same values there (absent ones included), so a caller may evaluate it
+ * once per distinct combination of those values (the allocator does). */
+typedef enum dra_cel_read_field {
+    DRA_CEL_READ_DRIVER,
+    DRA_CEL_READ_ATTRIBUTE,      /* device.attributes[domain][id] */
+    DRA_CEL_READ_CAPACITY,       /* device.capacity[domain][id] */
+    DRA_CEL_READ_ALLOW_MULTIPLE  /* device.allowMultipleAllocations */
+} dra_cel_read_field;
+
+typedef struct dra_cel_read {
+    dra_cel_read_field field;
+    /* attribute and capacity reads (else NULL, 0): not NUL-terminated,
+     * borrowed from the program */
+    const char *domain, *id;
+    size_t domain_len, id_len;
+} dra_cel_read;
+
+/* Writes the distinct device reads of |p| (a program compiled in the DRA
+ * environment) to |out|, at most |max| of them, and returns how many
+ * there are (more than |max|: ask again with room for all). Returns -1
+ * when |p| reads the device in some other way (the whole `device`, a
+ * whole attribute or capacity map as in size(), exists() over its keys
+ * or a computed key), or was compiled with plain_code or in another
+ * environment: its result may then depend on anything about the
+ * device. */
+long dra_cel_program_device_reads(const dra_cel_program *p, dra_cel_read *out, size_t max);
+
 
 /* ---- general environments and values ---------------------------------
  * Used by the conformance runner, `dractl cel eval` and tests. */
