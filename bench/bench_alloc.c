@@ -72,7 +72,8 @@ static dra_err fb_eval(void *ud, void *prog, const char *driver, const dra_alloc
     }
     return DRA_OK;
 }
-static const dra_alloc_selector_ops fallback = {NULL, fb_compile, fb_release, NULL, NULL, fb_eval, NULL};
+static const dra_alloc_selector_ops fallback = {NULL, fb_compile, fb_release, NULL, NULL,
+                                               fb_eval, NULL, NULL};
 static const char *backend = "CEL";
 static int builtin;
 

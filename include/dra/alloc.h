@@ -325,7 +325,14 @@ void dra_alloc_outcome_fini(dra_alloc_outcome *o);
  * error (a runtime error fails the allocation, as in Kubernetes).
  * driver_only (optional): non-zero when the program's result can depend on
  * the device's driver alone (it reads no attribute, capacity or sharing
- * flag); such a program is evaluated once per driver. */
+ * flag); such a program is evaluated once per driver. reads (optional):
+ * the device values the program reads when that is a fixed list (as
+ * dra_cel_program_device_reads says it): *out gets *n entries in |ar|
+ * (their names too, or borrowed from |prog|), DRA_OK; DRA_EUNSUPPORTED
+ * when the program may read anything; DRA_ENOMEM. Such a program is
+ * evaluated once per distinct combination of those values on the devices
+ * (absent values included), the result shared by every device that has
+ * the same ones. */
 typedef struct dra_alloc_selector_ops {
     void *ud;
     dra_err (*compile)(void *ud, const char *expr, void **prog, dra_diag *d);
@@ -337,6 +344,8 @@ typedef struct dra_alloc_selector_ops {
                     const dra_alloc_device *dev, void *prepared, int *result,
                     dra_diag *d);
     int (*driver_only)(void *ud, const char *expr, void *prog);
+    dra_err (*reads)(void *ud, void *prog, dra_arena *ar, const dra_cel_read **out,
+                     size_t *n);
 } dra_alloc_selector_ops;
 
 /* ---- the allocator ------------------------------------------------------ */
@@ -346,7 +355,9 @@ typedef struct dra_allocator dra_allocator;
 typedef struct dra_alloc_options {
     const dra_alloc_selector_ops *selectors; /* NULL: CEL */
     uint64_t max_steps;   /* search bound per call; 0: 1,000,000 */
-    int explain;          /* build explanations for unsatisfiable claims */
+    /* Build explanations for unsatisfiable claims in allocate and
+     * schedule (dra_allocator_explain explains whatever this says). */
+    int explain;
     /* Polled on the first search step and every 256 steps after; a
      * non-zero return (DRA_ETIMEOUT or DRA_ECANCELED) stops the search
      * with that code. NULL: never. */
@@ -428,6 +439,18 @@ dra_err dra_allocator_schedule_where(dra_allocator *a,
                                      dra_alloc_node_filter filter, void *ud,
                                      dra_alloc_outcome *out, dra_diag *d);
 
+/* Explains why |claims| cannot all be allocated on one node, across all
+ * nodes, without searching: for a caller that already tried the nodes
+ * (a scheduler, with explanations off so that nodes that fail cost no
+ * explanation each). The same explanation as dra_allocator_schedule's
+ * DRA_EUNSAT with explanations on, whatever |opts.explain| says: returns
+ * DRA_EUNSAT with |out->explanation| and |out->why| filled (the text
+ * also in |d|); for a missing class or a selector that does not compile
+ * that error (DRA_ENOTFOUND, DRA_EPARSE, ...) with every request
+ * explained; DRA_ENOMEM. */
+dra_err dra_allocator_explain(dra_allocator *a, const dra_alloc_claim *const *claims,
+                              size_t nclaims, dra_alloc_outcome *out, dra_diag *d);
+
 /* Mark every device of a successful outcome in use (the scheduler's
  * Reserve). Unmarks it all again with dra_allocator_release. */
 dra_err dra_allocator_commit(dra_allocator *a, const dra_alloc_outcome *o);
@@ -438,8 +461,22 @@ typedef struct dra_alloc_stats {
     size_t pools, slices, devices, nodes;
     size_t selector_programs, selector_evals;
     size_t arena_bytes;
+    int any_nonlocal;  /* some devices are not local to one node (once indexed) */
+    int any_shareable; /* some devices allow multiple allocations */
 } dra_alloc_stats;
 void dra_allocator_stats(const dra_allocator *a, dra_alloc_stats *st);
+
+/* Per-node device counts, for scoring: the devices local to |node|
+ * (their slice's or their own nodeName) in usable pools, and how many of
+ * them no allocation uses exclusively. Indexes the inventory first.
+ * DRA_OK; DRA_ENOTFOUND for a node the inventory does not know; the
+ * errors of dra_allocator_seal. */
+dra_err dra_allocator_node_devices(dra_allocator *a, const char *node, int32_t *ntotal,
+                                   int32_t *nfree);
+/* The node a device is local to (a string the allocator keeps), or NULL
+ * for a device that is not node-local or not in the inventory. */
+const char *dra_allocator_device_node(dra_allocator *a, const char *driver, const char *pool,
+                                      const char *device);
 
 /* Helpers. dra_alloc_attr_lookup finds a device attribute by fully
  * qualified name (a bare name in the slice belongs to |driver|'s domain);

@@ -31,6 +31,20 @@ typedef struct a_counter {
     a_qn att;  /* by the current attempt */
 } a_counter;
 
+/* A device capacity in nano units, converted once when the inventory is
+ * indexed (a device's quantities never change while the index lives), so
+ * the capacity checks of the search and the explanations compare plain
+ * integers. |pol| holds the request policy's values, NULL without one. */
+typedef struct a_pol {
+    a_qn def, min, max, step;
+    const a_qn *valid; /* validValues, ascending */
+} a_pol;
+
+typedef struct a_cap {
+    a_qn value;
+    const a_pol *pol;
+} a_cap;
+
 typedef struct a_dev {
     const dra_alloc_device *d;
     const dra_alloc_slice *s;
@@ -39,13 +53,19 @@ typedef struct a_dev {
     a_loc loc;
     const dra_alloc_node_selector *sel; /* A_LOC_SELECTOR */
     int multi;
+    int tainted;    /* has a NoSchedule or NoExecute taint */
     int32_t excl;   /* committed exclusive users */
     int32_t shares; /* committed shares (multi devices) */
     a_cons *cons;
     uint32_t ncons;
-    a_qn *cap_used; /* per capacity, committed (multi devices) */
-    a_qn *cap_att;  /* per capacity, this attempt */
-    uint8_t *selc;  /* per program id: 0 unknown, 1 false, 2 true, 3 error */
+    a_cap *caps;    /* per capacity, d->caps converted */
+    a_qn *cap_used; /* per capacity, committed (multi devices only, else NULL) */
+    a_qn *cap_att;  /* per capacity, this attempt (multi devices only) */
+    /* Selector results: program ids below 64 in two bit sets (known,
+     * true), the rest in |selc| (0 unknown, 1 false, 2 true). Errors are
+     * not kept: they are evaluated again for their message. */
+    uint64_t sel_known, sel_true;
+    uint8_t *selc;
     uint32_t nselc;
     void *prepared;
     int prepared_ok;
@@ -81,10 +101,16 @@ typedef struct a_node {
     size_t nview;
     uint32_t *vpools; /* pools visible here (including unusable ones) */
     size_t nvpools;
-    int32_t free_local; /* node-local devices not exclusively used */
+    int32_t total_local; /* node-local devices in usable pools */
+    int32_t free_local;  /* those not exclusively used */
     size_t rank;        /* position in name order */
     int32_t idx;        /* position in a->nodes */
 } a_node;
+
+/* Distinct footprints kept per program: beyond this many (a selector on
+ * a value every device has its own of, such as a uuid) devices are
+ * evaluated one by one, as without the cache. */
+#define A_FP_MAX 4096
 
 typedef struct a_prog {
     const char *expr;
@@ -93,6 +119,13 @@ typedef struct a_prog {
     const char *msg;
     int driver_only; /* never names attributes, capacity or allowMultipleAllocations */
     void *why;       /* explain_sel.c: its terms, built on first use */
+    /* The device values it reads, when that is a fixed list (nreads >=
+     * 0; -1: it may read anything). Then results are also cached per
+     * footprint, the values read (absent ones too), in |fp|: key -> 1
+     * false, 2 true; so identical devices cost one evaluation. */
+    const dra_cel_read *reads;
+    long nreads;
+    dra_map fp;
 } a_prog;
 
 /* Results of driver-only programs depend on the driver alone, so they are
@@ -149,6 +182,7 @@ struct dra_allocator {
     uint64_t epoch;
     dra_map memo; /* shape key -> a_memo * */
     dra_buf keybuf;
+    dra_buf fpbuf; /* footprint keys (select.c) */
 };
 
 typedef struct a_memo {

@@ -102,14 +102,18 @@ static long first_false(ectx *E, const s_alt *alt, size_t from, size_t to, a_dev
 {
     s_state *S = E->S;
     for (size_t i = from; i < to; i++) {
-        dra_diag d;
-        int r;
-        dra_diag_init(&d, S->a->mem);
-        r = alloc_prog_eval(S->a, alt->sel[i], v, &d);
-        if (r < 0 && visible && !t->err && dra_diag_first(&d))
-            t->err = dra_arena_sprintf(S->ar, "%s/%s/%s: %s", v->s->driver, v->s->pool,
-                                       v->d->name, dra_diag_first(&d));
-        dra_diag_fini(&d);
+        /* No message wanted on the common path; an error (never cached)
+         * is evaluated again for its words. */
+        int r = alloc_prog_eval(S->a, alt->sel[i], v, NULL);
+        if (r < 0 && r != DRA_ENOMEM && visible && !t->err) {
+            dra_diag d;
+            dra_diag_init(&d, S->a->mem);
+            r = alloc_prog_eval(S->a, alt->sel[i], v, &d);
+            if (dra_diag_first(&d))
+                t->err = dra_arena_sprintf(S->ar, "%s/%s/%s: %s", v->s->driver, v->s->pool,
+                                           v->d->name, dra_diag_first(&d));
+            dra_diag_fini(&d);
+        }
         if (r == DRA_ENOMEM)
             return DRA_ENOMEM;
         if (r < 0)

@@ -213,19 +213,21 @@ static size_t parse_ref(const toks *t, size_t i, ref *r)
 static size_t parse_lit(dra_arena *ar, const toks *t, size_t i, const char **text)
 {
     const tok *v = t->v;
+    /* Out of memory the literal is not read: no words for the term (the
+     * failing allocations after it end the explanation with ENOMEM). */
     if (i >= t->n)
         return 0;
     if (v[i].k == T_STR) {
         *text = dra_arena_sprintf(ar, "\"%s\"", v[i].s);
-        return i + 1;
+        return *text ? i + 1 : 0;
     }
     if (v[i].k == T_NUM || is_id(&v[i], "true") || is_id(&v[i], "false")) {
         *text = dra_arena_strndup(ar, v[i].p, v[i].n);
-        return i + 1;
+        return *text ? i + 1 : 0;
     }
     if (is_op(&v[i], "-") && i + 1 < t->n && v[i + 1].k == T_NUM) {
         *text = dra_arena_sprintf(ar, "-%.*s", (int)v[i + 1].n, v[i + 1].p);
-        return i + 2;
+        return *text ? i + 2 : 0;
     }
     if ((is_id(&v[i], "quantity") || is_id(&v[i], "semver")) && i + 3 < t->n &&
         is_op(&v[i + 1], "(") && v[i + 2].k == T_STR && is_op(&v[i + 3], ")")) {

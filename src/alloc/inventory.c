@@ -147,6 +147,7 @@ dra_err dra_allocator_new(const dra_mem *mem, const dra_alloc_options *opts,
     dra_map_init(&a->drv, mem);
     dra_map_init(&a->memo, mem);
     dra_buf_init(&a->keybuf, mem);
+    dra_buf_init(&a->fpbuf, mem);
     if (a->opts.selectors) {
         a->ops = *a->opts.selectors;
     } else if ((err = alloc_cel_backend(a)) != DRA_OK) {
@@ -222,6 +223,7 @@ void dra_allocator_free(dra_allocator *a)
     dra_map_fini(&a->prog_by_expr);
     dra_map_fini(&a->memo);
     dra_buf_fini(&a->keybuf);
+    dra_buf_fini(&a->fpbuf);
     dra_arena_fini(&a->arena);
     dra_free(a->mem, a);
 }
@@ -480,6 +482,43 @@ static a_node *node_add_pool(dra_allocator *a, const char *name, uint32_t pid)
     return n;
 }
 
+/* The device's capacities and request policies in nano units, and, for
+ * a device that can be shared, its per-capacity consumption counters. */
+static dra_err convert_caps(dra_allocator *a, a_dev *v)
+{
+    const dra_alloc_device *dv = v->d;
+    if (!dv->ncaps)
+        return DRA_OK;
+    if (!(v->caps = dra_arena_array(&a->arena, dv->ncaps, sizeof *v->caps)))
+        return DRA_ENOMEM;
+    for (size_t i = 0; i < dv->ncaps; i++) {
+        const dra_alloc_capacity *c = &dv->caps[i];
+        a_pol *pol;
+        a_qn *valid = NULL;
+        v->caps[i].value = alloc_qn(&c->value);
+        if (!c->has_policy)
+            continue;
+        if (!(pol = dra_arena_zalloc(&a->arena, sizeof *pol)))
+            return DRA_ENOMEM;
+        if (c->nvalid_values &&
+            !(valid = dra_arena_array(&a->arena, c->nvalid_values, sizeof *valid)))
+            return DRA_ENOMEM;
+        for (size_t k = 0; k < c->nvalid_values; k++)
+            valid[k] = alloc_qn(&c->valid_values[k]);
+        pol->valid = valid;
+        pol->def = c->has_default ? alloc_qn(&c->def) : 0;
+        pol->min = c->has_range ? alloc_qn(&c->min) : 0;
+        pol->max = c->has_max ? alloc_qn(&c->max) : 0;
+        pol->step = c->has_step ? alloc_qn(&c->step) : 0;
+        v->caps[i].pol = pol;
+    }
+    if (!v->multi)
+        return DRA_OK;
+    v->cap_used = dra_arena_array(&a->arena, dv->ncaps, sizeof *v->cap_used);
+    v->cap_att = dra_arena_array(&a->arena, dv->ncaps, sizeof *v->cap_att);
+    return v->cap_used && v->cap_att ? DRA_OK : DRA_ENOMEM;
+}
+
 static dra_err add_device(dra_allocator *a, a_pool *p, uint32_t pid,
                           const dra_alloc_slice *s, const dra_alloc_device *dv)
 {
@@ -494,6 +533,9 @@ static dra_err add_device(dra_allocator *a, a_pool *p, uint32_t pid,
     v->att_claim = -1;
     v->multi = dv->allow_multiple_allocations;
     a->any_multi |= v->multi;
+    for (size_t i = 0; i < dv->ntaints; i++)
+        v->tainted |= dv->taints[i].effect == DRA_ALLOC_EFFECT_NO_SCHEDULE ||
+                      dv->taints[i].effect == DRA_ALLOC_EFFECT_NO_EXECUTE;
     if (!key)
         return DRA_ENOMEM;
     if (dra_map_get(&a->dev_by_key, key, klen))
@@ -517,9 +559,7 @@ static dra_err add_device(dra_allocator *a, a_pool *p, uint32_t pid,
     for (size_t i = 0; i < dv->nconsumes; i++)
         nc += dv->consumes[i].ncounters;
     v->cons = dra_arena_array(&a->arena, nc + 1, sizeof *v->cons);
-    v->cap_used = dra_arena_array(&a->arena, dv->ncaps + 1, sizeof *v->cap_used);
-    v->cap_att = dra_arena_array(&a->arena, dv->ncaps + 1, sizeof *v->cap_att);
-    if (!v->cons || !v->cap_used || !v->cap_att)
+    if (!v->cons || convert_caps(a, v) != DRA_OK)
         return DRA_ENOMEM;
     for (size_t i = 0; i < dv->nconsumes; i++) {
         const dra_alloc_counter_set *cs = &dv->consumes[i];
@@ -605,9 +645,10 @@ static dra_err build_nodes(dra_allocator *a)
     for (size_t i = 0; i < a->ndevs; i++) {
         if (a->pools[a->devs[i].pool].state != A_POOL_OK)
             continue;
-        if (a->devs[i].node >= 0)
+        if (a->devs[i].node >= 0) {
             a->nodes[a->devs[i].node]->free_local++;
-        else
+            a->nodes[a->devs[i].node]->total_local++;
+        } else
             a->shared_free++;
     }
     while (n < a->nnodes)
@@ -783,16 +824,46 @@ size_t alloc_tree_find(const dra_allocator *a, size_t from, int32_t k)
 
 /* ---- in-use state ------------------------------------------------------------ */
 
-static a_dev *find_dev(dra_allocator *a, const dra_alloc_device_result *r)
+static a_dev *find_key(dra_allocator *a, const char *driver, const char *pool,
+                       const char *device)
 {
     char buf[512];
-    size_t l1 = strlen(r->driver), l2 = strlen(r->pool), l3 = strlen(r->device);
+    size_t l1 = strlen(driver), l2 = strlen(pool), l3 = strlen(device);
     if (l1 + l2 + l3 + 3 > sizeof buf)
         return NULL;
-    memcpy(buf, r->driver, l1 + 1);
-    memcpy(buf + l1 + 1, r->pool, l2 + 1);
-    memcpy(buf + l1 + l2 + 2, r->device, l3 + 1);
+    memcpy(buf, driver, l1 + 1);
+    memcpy(buf + l1 + 1, pool, l2 + 1);
+    memcpy(buf + l1 + l2 + 2, device, l3 + 1);
     return dra_map_get(&a->dev_by_key, buf, l1 + l2 + l3 + 2);
+}
+
+static a_dev *find_dev(dra_allocator *a, const dra_alloc_device_result *r)
+{
+    return find_key(a, r->driver, r->pool, r->device);
+}
+
+const char *dra_allocator_device_node(dra_allocator *a, const char *driver, const char *pool,
+                                      const char *device)
+{
+    a_dev *v;
+    if (alloc_seal(a, NULL) != DRA_OK || !driver || !pool || !device ||
+        !(v = find_key(a, driver, pool, device)) || v->node < 0)
+        return NULL;
+    return a->nodes[v->node]->name;
+}
+
+dra_err dra_allocator_node_devices(dra_allocator *a, const char *node, int32_t *ntotal,
+                                   int32_t *nfree)
+{
+    dra_err err = alloc_seal(a, NULL);
+    a_node *n;
+    if (err != DRA_OK)
+        return err;
+    if (!(n = alloc_node_get(a, node, 0)))
+        return DRA_ENOTFOUND;
+    *ntotal = n->total_local;
+    *nfree = n->free_local;
+    return DRA_OK;
 }
 
 static void charge(dra_allocator *a, a_dev *v, int sign)
@@ -870,4 +941,6 @@ void dra_allocator_stats(const dra_allocator *a, dra_alloc_stats *st)
     st->selector_programs = a->nprogs;
     st->selector_evals = a->evals;
     st->arena_bytes = a->arena.total;
+    st->any_nonlocal = a->nglobal_pools > 0;
+    st->any_shareable = a->any_multi;
 }

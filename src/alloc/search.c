@@ -41,6 +41,8 @@ static int tol_matches(const dra_alloc_toleration *t, const dra_alloc_taint *tn)
 
 int alloc_tolerated(const a_dev *v, const dra_alloc_devreq *r)
 {
+    if (!v->tainted) /* the common case, without reading the device */
+        return 1;
     for (size_t i = 0; i < v->d->ntaints; i++) {
         const dra_alloc_taint *tn = &v->d->taints[i];
         int ok = 0;
@@ -69,39 +71,36 @@ static int name_eq(const char *driver, const char *dev, const char *req)
 }
 
 /* The amount a request takes from one capacity, after the request policy's
- * defaulting and rounding; 0 when the policy cannot satisfy it. */
-static int cap_amount(const dra_alloc_capacity *c, const a_qn *req, a_qn *out)
+ * defaulting and rounding; 0 when the policy cannot satisfy it. |c| says
+ * which parts of the policy exist, |cv| holds the converted values. */
+static int cap_amount(const dra_alloc_capacity *c, const a_cap *cv, const a_qn *req, a_qn *out)
 {
+    const a_pol *pol = c->has_policy ? cv->pol : NULL;
     a_qn x;
     if (!req) {
-        *out = c->has_policy && c->has_default ? alloc_qn(&c->def) : alloc_qn(&c->value);
+        *out = pol && c->has_default ? pol->def : cv->value;
         return 1;
     }
     x = *req;
-    if (c->has_policy && c->has_default && x == alloc_qn(&c->def)) {
+    if (pol && c->has_default && x == pol->def) {
         *out = x;
         return 1;
     }
-    if (c->has_policy && c->nvalid_values) {
-        for (size_t i = 0; i < c->nvalid_values; i++) {
-            a_qn v = alloc_qn(&c->valid_values[i]);
-            if (v >= x) {
-                *out = v;
+    if (pol && c->nvalid_values) {
+        for (size_t i = 0; i < c->nvalid_values; i++)
+            if (pol->valid[i] >= x) {
+                *out = pol->valid[i];
                 return 1;
             }
-        }
         return 0;
     }
-    if (c->has_policy && c->has_range) {
-        a_qn min = alloc_qn(&c->min);
-        if (x <= min) {
-            x = min;
-        } else if (c->has_step) {
-            a_qn step = alloc_qn(&c->step);
-            if (step > 0)
-                x = min + ((x - min + step - 1) / step) * step;
+    if (pol && c->has_range) {
+        if (x <= pol->min) {
+            x = pol->min;
+        } else if (c->has_step && pol->step > 0) {
+            x = pol->min + ((x - pol->min + pol->step - 1) / pol->step) * pol->step;
         }
-        if (c->has_max && x > alloc_qn(&c->max))
+        if (c->has_max && x > pol->max)
             return 0;
     }
     *out = x;
@@ -111,7 +110,11 @@ static int cap_amount(const dra_alloc_capacity *c, const a_qn *req, a_qn *out)
 static int cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed, int total_only)
 {
     const dra_alloc_devreq *r = alt->r;
-    const char *drv = v->s->driver;
+    const char *drv;
+    /* An exclusive device without capacity requests: nothing to check. */
+    if (!v->multi && !r->ncap_requests)
+        return 1;
+    drv = v->s->driver;
     /* Every capacity the request names must exist on the device. */
     for (size_t i = 0; i < r->ncap_requests; i++) {
         size_t c = 0;
@@ -123,13 +126,13 @@ static int cap_fit(const a_dev *v, const s_alt *alt, a_qn *consumed, int total_o
     for (size_t c = 0; c < v->d->ncaps; c++) {
         const dra_alloc_capacity *cap = &v->d->caps[c];
         const a_qn *req = NULL;
-        a_qn amount, avail = alloc_qn(&cap->value);
+        a_qn amount, avail = v->caps[c].value;
         for (size_t i = 0; i < r->ncap_requests; i++)
             if (name_eq(drv, cap->name, r->cap_requests[i].name))
                 req = &alt->capreq[i];
         if (!v->multi && !req)
             continue;
-        if (!cap_amount(cap, req, &amount))
+        if (!cap_amount(cap, &v->caps[c], req, &amount))
             return 0;
         if (v->multi && !total_only)
             avail -= v->cap_used[c] + v->cap_att[c];
@@ -1045,6 +1048,15 @@ dra_err dra_allocator_schedule(dra_allocator *a, const dra_alloc_claim *const *c
                                size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
 {
     return dra_allocator_schedule_where(a, claims, nclaims, NULL, NULL, out, d);
+}
+
+dra_err dra_allocator_explain(dra_allocator *a, const dra_alloc_claim *const *claims,
+                              size_t nclaims, dra_alloc_outcome *out, dra_diag *d)
+{
+    dra_err err = alloc_seal(a, d);
+    if (err != DRA_OK)
+        return err;
+    return explain_all_nodes(a, claims, nclaims, 0, out, d);
 }
 
 static dra_err commit(dra_allocator *a, const dra_alloc_outcome *o, int sign)

@@ -2,11 +2,27 @@
  * select.c: selector programs for the allocator. Each distinct expression
  * string is compiled once per allocator (compile errors are remembered
  * too), and each (device, program) result is cached on the device, so a
- * selector runs at most once per device however many claims ask.
+ * selector runs at most once per device however many claims ask. A
+ * program whose device reads are a fixed list is run once per footprint
+ * (the values it reads) instead: thousands of identical GPUs cost one
+ * evaluation and no prepared device each.
  */
 #include <string.h>
 
 #include "alloc_int.h"
+
+static void prog_reads(dra_allocator *a, a_prog *p)
+{
+    const dra_cel_read *r = NULL;
+    size_t n = 0;
+    p->nreads = -1;
+    if (!p->prog || p->driver_only || !a->ops.reads)
+        return;
+    if (a->ops.reads(a->ops.ud, p->prog, &a->arena, &r, &n) != DRA_OK || n > 64)
+        return; /* ENOMEM too: the program is just evaluated per device */
+    p->reads = r;
+    p->nreads = (long)n;
+}
 
 dra_err alloc_prog_id(dra_allocator *a, const char *expr, uint32_t *id)
 {
@@ -22,6 +38,8 @@ dra_err alloc_prog_id(dra_allocator *a, const char *expr, uint32_t *id)
         return DRA_ENOMEM;
     p = &a->progs[a->nprogs];
     memset(p, 0, sizeof *p);
+    dra_map_init(&p->fp, a->mem);
+    p->nreads = -1;
     if (!(p->expr = dra_arena_strndup(&a->arena, expr, len)))
         return DRA_ENOMEM;
     dra_diag_init(&d, a->mem);
@@ -40,9 +58,11 @@ dra_err alloc_prog_id(dra_allocator *a, const char *expr, uint32_t *id)
     }
     dra_diag_fini(&d);
     p->driver_only = p->prog && a->ops.driver_only && a->ops.driver_only(a->ops.ud, expr, p->prog);
+    prog_reads(a, p);
     if (dra_map_put(&a->prog_by_expr, p->expr, len, (void *)(uintptr_t)(a->nprogs + 1))) {
         if (p->prog)
             a->ops.release(a->ops.ud, p->prog);
+        dra_map_fini(&p->fp);
         return DRA_ENOMEM;
     }
     *id = (uint32_t)a->nprogs++;
@@ -111,28 +131,177 @@ static int cached(dra_allocator *a, const a_prog *p, uint8_t *slot, const char *
     return r;
 }
 
+/* ---- footprints ------------------------------------------------------------------ */
+
+static void key_bytes(dra_buf *b, const void *p, size_t n)
+{
+    dra_buf_append(b, &n, sizeof n);
+    dra_buf_append(b, p, n);
+}
+
+static void key_str(dra_buf *b, const char *s)
+{
+    key_bytes(b, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* Whether a slice's attribute or capacity |name| (bare: in the driver's
+ * domain; split at the first '/' as the CEL device map splits it) is the
+ * read's domain and id. */
+static int name_is(const char *name, const char *driver, const dra_cel_read *r)
+{
+    const char *slash = strchr(name, '/');
+    const char *dom = slash ? name : driver, *id = slash ? slash + 1 : name;
+    size_t dlen = slash ? (size_t)(slash - name) : strlen(driver);
+    return dlen == r->domain_len && !memcmp(dom, r->domain, dlen) &&
+           strlen(id) == r->id_len && !memcmp(id, r->id, r->id_len);
+}
+
+static void key_attr(dra_buf *b, const dra_cel_attr *at)
+{
+    unsigned char tag = (unsigned char)(1 + at->kind);
+    dra_buf_putc(b, (char)tag);
+    switch (at->kind) {
+    case DRA_CEL_ATTR_INT:
+        dra_buf_append(b, &at->i, sizeof at->i);
+        break;
+    case DRA_CEL_ATTR_BOOL:
+        dra_buf_putc(b, at->b ? 1 : 0);
+        break;
+    case DRA_CEL_ATTR_STRING:
+        key_str(b, at->s);
+        break;
+    case DRA_CEL_ATTR_VERSION: /* the parsed version, as CEL sees it */
+        dra_buf_append(b, &at->version.major, sizeof at->version.major);
+        dra_buf_append(b, &at->version.minor, sizeof at->version.minor);
+        dra_buf_append(b, &at->version.patch, sizeof at->version.patch);
+        key_bytes(b, at->version.pre ? at->version.pre : "", at->version.pre ? at->version.prelen : 0);
+        key_bytes(b, at->version.build ? at->version.build : "",
+                  at->version.build ? at->version.buildlen : 0);
+        break;
+    }
+}
+
+static void key_qty(dra_buf *b, const dra_quantity *q)
+{
+    int32_t f[3];
+    dra_buf_putc(b, 9);
+    f[0] = q->scale;
+    f[1] = (int32_t)q->format;
+    f[2] = (int32_t)q->flags;
+    dra_buf_append(b, &q->mant, sizeof q->mant);
+    dra_buf_append(b, f, sizeof f);
+}
+
+/* The footprint of |v| for |p|: each value read, or that it is absent
+ * (the first entry of a name wins, as in the CEL device map). */
+static void fp_key(dra_buf *b, const a_prog *p, const char *driver, const dra_alloc_device *dev)
+{
+    dra_buf_reset(b);
+    dra_buf_putc(b, 'f'); /* never empty, even without reads */
+    for (long i = 0; i < p->nreads; i++) {
+        const dra_cel_read *r = &p->reads[i];
+        size_t k = 0;
+        switch (r->field) {
+        case DRA_CEL_READ_DRIVER:
+            key_str(b, driver);
+            break;
+        case DRA_CEL_READ_ALLOW_MULTIPLE:
+            dra_buf_putc(b, dev->allow_multiple_allocations ? 1 : 0);
+            break;
+        case DRA_CEL_READ_ATTRIBUTE:
+            while (k < dev->nattrs && !name_is(dev->attrs[k].name, driver, r))
+                k++;
+            if (k < dev->nattrs)
+                key_attr(b, &dev->attrs[k]);
+            else
+                dra_buf_putc(b, 0);
+            break;
+        case DRA_CEL_READ_CAPACITY:
+            while (k < dev->ncaps && !name_is(dev->caps[k].name, driver, r))
+                k++;
+            if (k < dev->ncaps)
+                key_qty(b, &dev->caps[k].value);
+            else
+                dra_buf_putc(b, 0);
+            break;
+        }
+    }
+}
+
+/* Program |p| on |v| through its footprint cache: a device with the same
+ * values read as one evaluated before gets that result. */
+static int fp_eval(dra_allocator *a, a_prog *p, a_dev *v, dra_diag *d)
+{
+    dra_buf *b = &a->fpbuf;
+    uintptr_t hit;
+    char *k;
+    int r;
+    fp_key(b, p, v->s->driver, v->d);
+    if (b->oom) {
+        b->oom = 0;
+        return DRA_ENOMEM;
+    }
+    if ((hit = (uintptr_t)dra_map_get(&p->fp, b->p, b->len)))
+        return (int)hit - 1;
+    r = eval_now(a, p, v->s->driver, v->d, &v->prepared, &v->prepared_ok, d);
+    if (r < 0 || p->fp.live >= A_FP_MAX)
+        return r; /* errors are evaluated again, for their message */
+    if (!(k = dra_arena_alloc(&a->arena, b->len)))
+        return DRA_ENOMEM;
+    memcpy(k, b->p, b->len);
+    if (dra_map_put(&p->fp, k, b->len, (void *)(uintptr_t)(r + 1)))
+        return DRA_ENOMEM;
+    return r;
+}
+
+/* ---- per device ------------------------------------------------------------------ */
+
+/* The result cached on |v| for program |id|: 0/1, or -1 when unknown. */
+static int dev_get(const a_dev *v, uint32_t id)
+{
+    if (id < 64) {
+        uint64_t bit = (uint64_t)1 << id;
+        return v->sel_known & bit ? (v->sel_true & bit) != 0 : -1;
+    }
+    return id < v->nselc && v->selc[id] ? v->selc[id] - 1 : -1;
+}
+
+static dra_err dev_put(dra_allocator *a, a_dev *v, uint32_t id, int r)
+{
+    if (id < 64) {
+        uint64_t bit = (uint64_t)1 << id;
+        v->sel_known |= bit;
+        v->sel_true = r ? v->sel_true | bit : v->sel_true & ~bit;
+        return DRA_OK;
+    }
+    if (cache_fit(a, &v->selc, &v->nselc, id) != DRA_OK)
+        return DRA_ENOMEM;
+    v->selc[id] = (uint8_t)(r + 1);
+    return DRA_OK;
+}
+
 int alloc_prog_eval(dra_allocator *a, uint32_t id, a_dev *v, dra_diag *d)
 {
-    const a_prog *p = &a->progs[id];
-    int r;
+    a_prog *p = &a->progs[id];
+    int r = dev_get(v, id);
+    if (r >= 0)
+        return r;
     if (p->err != DRA_OK) {
         dra_diag_add(d, "", 0, 0, "%s", p->msg);
         return p->err;
     }
-    if (cache_fit(a, &v->selc, &v->nselc, id) != DRA_OK)
-        return DRA_ENOMEM;
-    if (v->selc[id] == 1 || v->selc[id] == 2)
-        return v->selc[id] - 1;
     if (p->driver_only) {
         a_drv *x = drv_get(a, v->s->driver);
         if (!x || cache_fit(a, &x->selc, &x->nselc, id) != DRA_OK)
             return DRA_ENOMEM;
         r = cached(a, p, &x->selc[id], x->driver, &x->dummy, &x->prepared, &x->prepared_ok, d);
+    } else if (p->nreads >= 0) {
+        r = fp_eval(a, p, v, d);
     } else {
-        r = cached(a, p, &v->selc[id], v->s->driver, v->d, &v->prepared, &v->prepared_ok, d);
+        r = eval_now(a, p, v->s->driver, v->d, &v->prepared, &v->prepared_ok, d);
     }
-    if (r >= 0)
-        v->selc[id] = (uint8_t)(r + 1);
+    if (r >= 0 && dev_put(a, v, id, r) != DRA_OK)
+        return DRA_ENOMEM;
     return r;
 }
 
@@ -151,9 +320,11 @@ void alloc_drivers_fini(dra_allocator *a)
 
 void alloc_selectors_fini(dra_allocator *a)
 {
-    for (size_t i = 0; i < a->nprogs; i++)
+    for (size_t i = 0; i < a->nprogs; i++) {
         if (a->progs[i].prog)
             a->ops.release(a->ops.ud, a->progs[i].prog);
+        dra_map_fini(&a->progs[i].fp);
+    }
     dra_free(a->mem, a->progs);
     a->progs = NULL;
     a->nprogs = 0;

@@ -85,12 +85,6 @@ static void slab_fini(slab *s)
     }
 }
 
-typedef struct cel_dev {
-    dra_cel_device dev;
-    dra_cel_capacity *caps;
-    dra_cel_prepared *pd;
-} cel_dev;
-
 static dra_err be_compile(void *ud, const char *expr, void **prog, dra_diag *d)
 {
     cel_be *b = ud;
@@ -105,37 +99,38 @@ static void be_release(void *ud, void *prog)
 
 static void be_unprepare(void *ud, void *prepared)
 {
-    cel_dev *cd = prepared;
     (void)ud;
-    if (cd)
-        dra_cel_prepared_free(cd->pd); /* memory: the slab */
+    dra_cel_prepared_free(prepared); /* memory: the slab */
 }
 
+/* The prepared device is the handle. Its capacities are copied into the
+ * CEL layout first (the prepared device points at their quantities);
+ * attributes are borrowed from the model as they are. */
 static dra_err be_prepare(void *ud, const char *driver, const dra_alloc_device *dev,
                           void **prepared)
 {
     cel_be *b = ud;
-    cel_dev *cd = dra_calloc(&b->slab_mem, 1, sizeof *cd);
+    dra_cel_capacity *caps = NULL;
+    dra_cel_device cd;
+    dra_cel_prepared *pd;
     dra_err err;
-    if (!cd)
-        return DRA_ENOMEM;
-    cd->caps = dra_calloc(&b->slab_mem, dev->ncaps + 1, sizeof *cd->caps);
-    if (!cd->caps)
+    if (dev->ncaps && !(caps = dra_calloc(&b->slab_mem, dev->ncaps, sizeof *caps)))
         return DRA_ENOMEM;
     for (size_t i = 0; i < dev->ncaps; i++) {
-        cd->caps[i].name = dev->caps[i].name;
-        cd->caps[i].value = dev->caps[i].value;
+        caps[i].name = dev->caps[i].name;
+        caps[i].value = dev->caps[i].value;
     }
-    cd->dev.driver = driver;
-    cd->dev.attrs = dev->attrs;
-    cd->dev.nattrs = dev->nattrs;
-    cd->dev.caps = cd->caps;
-    cd->dev.ncaps = dev->ncaps;
-    cd->dev.allow_multiple_allocations = dev->allow_multiple_allocations;
-    err = dra_cel_device_prepare(&b->slab_mem, &cd->dev, &cd->pd);
+    memset(&cd, 0, sizeof cd);
+    cd.driver = driver;
+    cd.attrs = dev->attrs;
+    cd.nattrs = dev->nattrs;
+    cd.caps = caps;
+    cd.ncaps = dev->ncaps;
+    cd.allow_multiple_allocations = dev->allow_multiple_allocations;
+    err = dra_cel_device_prepare(&b->slab_mem, &cd, &pd);
     if (err != DRA_OK)
         return err;
-    *prepared = cd;
+    *prepared = pd;
     return DRA_OK;
 }
 
@@ -143,10 +138,9 @@ static dra_err be_eval(void *ud, void *prog, const char *driver, const dra_alloc
                        void *prepared, int *result, dra_diag *d)
 {
     cel_be *b = ud;
-    cel_dev *cd = prepared;
     (void)driver;
     (void)dev;
-    return dra_cel_eval_device(prog, b->vm, cd->pd, result, d);
+    return dra_cel_eval_device(prog, b->vm, prepared, result, d);
 }
 
 /* A CEL selector reaches a device's attributes, capacity or sharing flag
@@ -160,6 +154,23 @@ static int be_driver_only(void *ud, const char *expr, void *prog)
     (void)prog;
     return !strstr(expr, "attributes") && !strstr(expr, "capacity") &&
            !strstr(expr, "allowMultipleAllocations");
+}
+
+/* The device values a program reads, when it reads only fixed ones (see
+ * dra_cel_program_device_reads); their names stay the program's. */
+static dra_err be_reads(void *ud, void *prog, dra_arena *ar, const dra_cel_read **out, size_t *n)
+{
+    long k = dra_cel_program_device_reads(prog, NULL, 0);
+    dra_cel_read *r;
+    (void)ud;
+    if (k < 0)
+        return DRA_EUNSUPPORTED;
+    if (!(r = dra_arena_array(ar, (size_t)k + 1, sizeof *r)))
+        return DRA_ENOMEM;
+    dra_cel_program_device_reads(prog, r, (size_t)k);
+    *out = r;
+    *n = (size_t)k;
+    return DRA_OK;
 }
 
 dra_err alloc_cel_backend(dra_allocator *a)
@@ -185,6 +196,7 @@ dra_err alloc_cel_backend(dra_allocator *a)
     a->ops.unprepare = be_unprepare;
     a->ops.eval = be_eval;
     a->ops.driver_only = be_driver_only;
+    a->ops.reads = be_reads;
     return DRA_OK;
 }
 

@@ -159,6 +159,83 @@ static void test_match_attribute_backtrack(void **state)
     dra_alloc_outcome_fini(&o);
 }
 
+/* Selector results are cached per footprint, the values a selector
+ * reads: devices that agree there share one evaluation, devices that
+ * differ get their own (a cache that ignored the values would give all
+ * 8 GPUs the first one's answer). */
+static const char *root_b_sel[] = {"attr:gpu.example.com/root=B"};
+static const char *index6_sel[] = {"attr:gpu.example.com/index=6"};
+static const char *bare_sel[] = {"attr:root=B"};
+
+static const char *first_device(dra_allocator *a, const char *cls, int64_t count,
+                                dra_alloc_outcome *o, dra_err want)
+{
+    dra_alloc_request r;
+    dra_alloc_claim c = one_req(&r, "c1", count);
+    const dra_alloc_claim *cp = &c;
+    r.exactly.class_name = cls;
+    assert_int_equal(dra_allocator_allocate(a, "node-1", &cp, 1, o, NULL), want);
+    return want == DRA_OK ? o->claims[0].results[0].device : NULL;
+}
+
+static void test_selector_footprints(void **state)
+{
+    const dra_alloc_class root_b = {"root-b", root_b_sel, 1, NULL, 0};
+    const dra_alloc_class index6 = {"index-6", index6_sel, 1, NULL, 0};
+    const dra_alloc_class bare = {"bare", bare_sel, 1, NULL, 0};
+    dra_alloc_selector_ops ops = test_selector_ops;
+    dra_alloc_options opt;
+    dra_alloc_outcome o;
+    dra_allocator *a = NULL;
+    long evals = 0;
+    inv v;
+    (void)state;
+    ops.ud = &evals;
+    memset(&opt, 0, sizeof opt);
+    opt.selectors = &ops;
+    opt.explain = 1;
+    assert_int_equal(dra_allocator_new(NULL, &opt, &a), DRA_OK);
+    assert_int_equal(dra_allocator_add_class(a, &root_b), DRA_OK);
+    assert_int_equal(dra_allocator_add_class(a, &index6), DRA_OK);
+    assert_int_equal(dra_allocator_add_class(a, &bare), DRA_OK);
+    mkinv(&v, "node-1", "pool-1", 8, 5); /* root A: gpu-0..4, B: gpu-5..7 */
+    assert_int_equal(dra_allocator_add_slice(a, &v.slice, NULL), DRA_OK);
+    dra_alloc_outcome_init(&o, NULL);
+
+    /* The bare "root" is the driver's domain: one evaluation per value. */
+    assert_string_equal(first_device(a, "root-b", 3, &o, DRA_OK), "gpu-5");
+    assert_string_equal(o.claims[0].results[2].device, "gpu-7");
+    assert_int_equal(evals, 2);
+    /* Asked again, or explained: the devices keep their results. */
+    assert_string_equal(first_device(a, "root-b", 3, &o, DRA_OK), "gpu-5");
+    first_device(a, "root-b", 4, &o, DRA_EUNSAT);
+    assert_non_null(strstr(o.explanation, "all 3 devices of class root-b on this node fit, 4 needed"));
+    assert_int_equal(evals, 2);
+
+    /* A value every device has its own of: one evaluation per device. */
+    assert_string_equal(first_device(a, "index-6", 1, &o, DRA_OK), "gpu-6");
+    assert_int_equal(evals, 2 + 7);
+
+    /* Reads the backend cannot list (a bare name's domain is the
+     * driver's): evaluated device by device. */
+    assert_string_equal(first_device(a, "bare", 1, &o, DRA_OK), "gpu-5");
+    assert_int_equal(evals, 2 + 7 + 6);
+
+    /* A new allocator (an inventory that changed): nothing carried over. */
+    dra_allocator_free(a);
+    evals = 0;
+    assert_int_equal(dra_allocator_new(NULL, &opt, &a), DRA_OK);
+    assert_int_equal(dra_allocator_add_class(a, &root_b), DRA_OK);
+    v.attrs[5][0].s = "A";
+    v.attrs[1][0].s = "B";
+    assert_int_equal(dra_allocator_add_slice(a, &v.slice, NULL), DRA_OK);
+    assert_string_equal(first_device(a, "root-b", 3, &o, DRA_OK), "gpu-1");
+    assert_string_equal(o.claims[0].results[1].device, "gpu-6");
+    assert_int_equal(evals, 2);
+    dra_alloc_outcome_fini(&o);
+    dra_allocator_free(a);
+}
+
 static void test_failmalloc(void **state)
 {
     (void)state;
@@ -537,6 +614,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_simple),
         cmocka_unit_test(test_match_attribute_backtrack),
+        cmocka_unit_test(test_selector_footprints),
         cmocka_unit_test(test_failmalloc),
         cmocka_unit_test(test_rich_and_failmalloc),
         cmocka_unit_test(test_retry_after_enomem),

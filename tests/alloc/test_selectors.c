@@ -69,8 +69,9 @@ static dra_err t_eval(void *ud, void *prog, const char *driver, const dra_alloc_
                       void *prepared, int *result, dra_diag *d)
 {
     const char *p = prog;
-    (void)ud;
     (void)prepared;
+    if (ud)
+        (*(long *)ud)++; /* tests count evaluations */
     for (;;) {
         const char *amp = strstr(p, " && ");
         size_t n = amp ? (size_t)(amp - p) : strlen(p);
@@ -89,6 +90,50 @@ static dra_err t_eval(void *ud, void *prog, const char *driver, const dra_alloc_
     return DRA_OK;
 }
 
+/* The reads of a program: driver=, attr: and has: clauses with qualified
+ * names (a bare name's domain depends on the device's driver, which a
+ * read cannot say), true and false; anything else may read anything. */
+static dra_err t_reads(void *ud, void *prog, dra_arena *ar, const dra_cel_read **out, size_t *n)
+{
+    const char *p = prog;
+    dra_cel_read *r = dra_arena_array(ar, strlen(p) / 4 + 2, sizeof *r);
+    size_t k = 0;
+    (void)ud;
+    if (!r)
+        return DRA_ENOMEM;
+    for (;;) {
+        const char *amp = strstr(p, " && "), *end = amp ? amp : p + strlen(p);
+        const char *name = NULL, *slash;
+        if (!strncmp(p, "driver=", 7)) {
+            r[k++].field = DRA_CEL_READ_DRIVER;
+        } else if (!strncmp(p, "attr:", 5) || !strncmp(p, "has:", 4)) {
+            name = p + (*p == 'a' ? 5 : 4);
+        } else if (!((end - p == 4 && !strncmp(p, "true", 4)) ||
+                     (end - p == 5 && !strncmp(p, "false", 5)))) {
+            return DRA_EUNSUPPORTED;
+        }
+        if (name) {
+            const char *stop = memchr(name, '=', (size_t)(end - name));
+            stop = stop ? stop : end;
+            slash = memchr(name, '/', (size_t)(stop - name));
+            if (!slash)
+                return DRA_EUNSUPPORTED;
+            r[k].field = DRA_CEL_READ_ATTRIBUTE;
+            r[k].domain = name;
+            r[k].domain_len = (size_t)(slash - name);
+            r[k].id = slash + 1;
+            r[k].id_len = (size_t)(stop - slash - 1);
+            k++;
+        }
+        if (!amp)
+            break;
+        p = amp + 4;
+    }
+    *out = r;
+    *n = k;
+    return DRA_OK;
+}
+
 const dra_alloc_selector_ops test_selector_ops = {
-    NULL, t_compile, t_release, NULL, NULL, t_eval, NULL,
+    NULL, t_compile, t_release, NULL, NULL, t_eval, NULL, t_reads,
 };

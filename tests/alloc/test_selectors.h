@@ -2,7 +2,10 @@
  * the CEL engine: clauses joined by " && ", each one of
  *   true | false | error | driver=NAME | attr:NAME=VALUE | has:NAME
  * (attribute names as dra_alloc_attr_lookup takes them; values compared
- * in their text form: ints in decimal, bools as true/false). */
+ * in their text form: ints in decimal, bools as true/false). Programs
+ * made only of driver=, true, false and attr:/has: clauses with qualified
+ * names report their reads, so the allocator caches them per footprint.
+ * With a non-NULL ud (a long *), every evaluation increments it. */
 #ifndef TEST_SELECTORS_H
 #define TEST_SELECTORS_H
 
