@@ -85,8 +85,6 @@ dra_err sched_core_init(sc_core *c, const dra_sched_opts *o)
     dra_map_init(&c->claim_pods, c->mem);
     dra_map_init(&c->orphans, c->mem);
     dra_map_init(&c->deleted, c->mem);
-    dra_arena_init(&c->inv.ar, c->mem);
-    dra_map_init(&c->inv.devs, c->mem);
     sched_wq_init(&c->wq, c->mem);
     for (int i = 0; i < SC_NBUCKETS; i++)
         c->buckets[i] = c->btails[i] = NULL;
@@ -166,8 +164,6 @@ void sched_core_fini(sc_core *c)
         dra_free(c->mem, (void *)c->deleted_uids[i]);
     dra_map_fini(&c->deleted);
     dra_allocator_free(c->inv.a);
-    dra_map_fini(&c->inv.devs);
-    dra_arena_fini(&c->inv.ar);
     free_graves(c);
     dra_free(c->mem, c->grave);
     dra_free(c->mem, c->backoff);
@@ -386,21 +382,21 @@ void sched_node_rebucket(sc_core *c, sc_node *n)
     c->btails[b] = n;
 }
 
-static sc_dev *dev_find(sc_core *c, const char *driver, const char *pool, const char *dev)
+/* The node's device counts from the allocator, and its bucket. */
+static void node_counts(sc_core *c, sc_node *n)
 {
-    char buf[800];
-    size_t l1 = strlen(driver), l2 = strlen(pool), l3 = strlen(dev);
-    if (l1 + l2 + l3 + 3 > sizeof buf)
-        return NULL;
-    memcpy(buf, driver, l1 + 1);
-    memcpy(buf + l1 + 1, pool, l2 + 1);
-    memcpy(buf + l1 + l2 + 2, dev, l3 + 1);
-    return dra_map_get(&c->inv.devs, buf, l1 + l2 + l3 + 2);
+    int32_t total = 0, nfree = 0;
+    if (!c->inv.a || dra_allocator_node_devices(c->inv.a, n->name, &total, &nfree) != DRA_OK)
+        total = nfree = 0;
+    n->total = total;
+    n->free = nfree;
+    sched_node_rebucket(c, n);
 }
 
-/* Marks (|sign| 1) or unmarks one allocation in the allocator and the
- * node counts. While the inventory is dirty nothing is counted: the
- * rebuild counts every claim afresh. */
+/* Marks (|sign| 1) or unmarks one allocation in the allocator, and
+ * updates the counts of the nodes its devices are on. While the
+ * inventory is dirty nothing is counted: the rebuild counts every claim
+ * afresh. */
 void sched_count(sc_core *c, const dra_allocation_result *res, int sign)
 {
     if (c->dirty || !c->inv.a || !res)
@@ -408,15 +404,13 @@ void sched_count(sc_core *c, const dra_allocation_result *res, int sign)
     dra_alloc_mark_api(c->inv.a, res, sign);
     for (size_t i = 0; i < res->n_results; i++) {
         const dra_device_result *r = &res->results[i];
-        sc_dev *v;
-        if (DRA_TRI_IS_TRUE(r->admin_access) || r->share_id || !r->driver || !r->pool ||
-            !r->device || !(v = dev_find(c, r->driver, r->pool, r->device)))
+        const char *nn;
+        sc_node *n;
+        if (DRA_TRI_IS_TRUE(r->admin_access) || r->share_id ||
+            !(nn = dra_allocator_device_node(c->inv.a, r->driver, r->pool, r->device)) ||
+            !(n = node_get(c, nn)))
             continue;
-        v->excl += sign;
-        if (!v->node || (sign > 0 ? v->excl != 1 : v->excl != 0))
-            continue;
-        v->node->free -= sign;
-        sched_node_rebucket(c, v->node);
+        node_counts(c, n);
     }
 }
 
@@ -457,40 +451,6 @@ dra_err sched_claim_assume(sc_core *c, sc_claim *cl, dra_arena *ar, dra_allocati
 }
 
 /* ---- rebuilding the inventory ------------------------------------------------------------- */
-
-static dra_err index_devices(sc_core *c)
-{
-    for (size_t i = 0; i < c->slices.n; i++) {
-        const sc_obj *o = c->slices.entries[i].val;
-        const dra_alloc_slice *s;
-        if (!c->slices.entries[i].key || !(s = o->model))
-            continue;
-        for (size_t j = 0; j < s->ndevices; j++) {
-            const dra_alloc_device *dv = &s->devices[j];
-            const char *nn = s->per_device_node_selection ? dv->node_name : s->node_name;
-            size_t klen;
-            const char *k;
-            sc_dev *v;
-            c->inv.any_multi |= dv->allow_multiple_allocations;
-            if (!nn) {
-                c->inv.any_global = 1;
-                continue;
-            }
-            k = dra_arena_sprintf(&c->inv.ar, "%s%c%s%c%s", s->driver, 0, s->pool, 0, dv->name);
-            if (!k || !(v = dra_arena_zalloc(&c->inv.ar, sizeof *v)))
-                return DRA_ENOMEM;
-            klen = strlen(s->driver) + strlen(s->pool) + strlen(dv->name) + 2;
-            if (dra_map_get(&c->inv.devs, k, klen))
-                continue; /* the same device in two slices: count it once */
-            v->node = dra_map_get(&c->nodes_by_name, nn, strlen(nn));
-            if (v->node)
-                v->node->total++;
-            if (dra_map_put(&c->inv.devs, k, klen, v))
-                return DRA_ENOMEM;
-        }
-    }
-    return DRA_OK;
-}
 
 static sc_node *node_new(sc_core *c, const char *name);
 
@@ -541,10 +501,12 @@ static dra_err fill_allocator(sc_core *c, dra_allocator *a)
 dra_err sched_rebuild(sc_core *c)
 {
     dra_alloc_options ao;
+    dra_alloc_stats st;
     dra_allocator *a = NULL;
     dra_err err;
+    /* Explanations off: a node that fails costs nothing more; a pod that
+     * fits nowhere is explained once (dra_allocator_explain, cycle.c). */
     memset(&ao, 0, sizeof ao);
-    ao.explain = 1;
     ao.max_steps = c->max_steps;
     if ((err = implicit_nodes(c)) != DRA_OK)
         return err;
@@ -556,18 +518,10 @@ dra_err sched_rebuild(sc_core *c)
     }
     dra_allocator_free(c->inv.a);
     c->inv.a = a;
-    dra_map_fini(&c->inv.devs);
-    dra_arena_fini(&c->inv.ar);
-    dra_map_init(&c->inv.devs, c->mem);
-    dra_arena_init(&c->inv.ar, c->mem);
-    c->inv.any_global = c->inv.any_multi = 0;
+    dra_allocator_stats(a, &st);
+    c->inv.any_global = st.any_nonlocal;
+    c->inv.any_multi = st.any_shareable;
     free_graves(c);
-    for (size_t i = 0; i < c->nnodes; i++)
-        c->nodes[i]->total = 0;
-    if ((err = index_devices(c)) != DRA_OK)
-        return err;
-    for (size_t i = 0; i < c->nnodes; i++)
-        c->nodes[i]->free = c->nodes[i]->total;
     c->dirty = 0;
     for (size_t i = 0; i < c->claims.n; i++)
         if (c->claims.entries[i].key) {
@@ -576,7 +530,7 @@ dra_err sched_rebuild(sc_core *c)
             recount(c, cl);
         }
     for (size_t i = 0; i < c->nnodes; i++)
-        sched_node_rebucket(c, c->nodes[i]);
+        node_counts(c, c->nodes[i]);
     c->st.rebuilds++;
     return DRA_OK;
 }
@@ -1068,12 +1022,6 @@ static void node_delete(sc_core *c, sc_node *n)
     sched_arena_free(c->mem, n->ar);
     sched_res_fini(c->mem, &n->used);
     n->ar = n->lab_ar = NULL;
-    for (size_t i = 0; i < c->inv.devs.n; i++)
-        if (c->inv.devs.entries[i].key) {
-            sc_dev *v = c->inv.devs.entries[i].val;
-            if (v->node == n)
-                v->node = NULL;
-        }
     dra_free(c->mem, n);
     c->dirty = 1;
 }
@@ -1085,7 +1033,7 @@ static dra_err apply_node(sc_core *c, dra_watch_type type, const dra_doc *doc, i
     const char *name = nm && nm->kind == DRA_DOC_STRING ? nm->u.str.s : NULL;
     sc_node *n = node_get(c, name), tmp;
     dra_arena *ar, *lab;
-    dra_err err;
+    dra_err err = DRA_ENOMEM;
     int changed;
     if (!name) {
         dra_diag_add(d, "", 0, 0, "node without metadata.name");

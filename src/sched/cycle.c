@@ -484,20 +484,6 @@ static int walk(cyc *x)
 
 /* ---- when nothing fits -------------------------------------------------------------- */
 
-typedef struct passing {
-    cyc *x;
-} passing;
-
-static int node_passes(void *ud, const char *node, const dra_alloc_label *l, size_t nl)
-{
-    cyc *x = ud;
-    sc_node *n = dra_map_get(&x->c->nodes_by_name, node, strlen(node));
-    const char *what;
-    (void)l;
-    (void)nl;
-    return n && node_checks(x, n, &what) == SC_R_OK;
-}
-
 /* One line from the allocator's explanation as data: each claim's
  * requests and constraints, without the "where" line the FitError
  * histogram already says. */
@@ -524,8 +510,9 @@ static const char *why_line(dra_arena *ar, const dra_alloc_outcome *o)
     return r;
 }
 
-/* The allocator's explanation over the nodes that pass the other
- * filters: the full text, and *line the part for the message. */
+/* The allocator's explanation of the claims, once the walk found no node
+ * (so no search again): the full text, and *line the part for the
+ * message. */
 static const char *dra_explanation(cyc *x, const char **line)
 {
     const dra_alloc_claim *all[DRA_ALLOC_MAX_RESULTS + 2], *em = NULL;
@@ -545,7 +532,7 @@ static const char *dra_explanation(cyc *x, const char **line)
         return NULL;
     dra_alloc_outcome_init(&o, x->c->mem);
     dra_diag_init(&d, x->c->mem);
-    err = dra_allocator_schedule_where(x->c->inv.a, all, na, node_passes, x, &o, &d);
+    err = dra_allocator_explain(x->c->inv.a, all, na, &o, &d);
     if (err == DRA_EUNSAT && o.explanation) {
         r = dra_arena_strdup(&x->cy->ar, o.explanation);
         *line = why_line(&x->cy->ar, &o);
@@ -559,14 +546,19 @@ static const char *dra_explanation(cyc *x, const char **line)
     return r;
 }
 
-static dra_err unschedulable(cyc *x)
+/* The FitError histogram: every node's first failing filter. Reasons
+ * whose text names nothing (most of them) are counted per reason and
+ * added once at the end, in the order a node first showed them. */
+static dra_err fit_histogram(cyc *x, sc_hist *h)
 {
     sc_core *c = x->c;
-    sc_hist h;
+    size_t count[SC_R_N] = {0};
+    const sc_node *first[SC_R_N] = {NULL};
+    sc_reason order[SC_R_N];
+    size_t norder = 0;
     dra_buf b;
     dra_err err = DRA_OK;
     int dra = x->cy->nmodels || x->cy->ext >= 0;
-    sched_hist_init(&h, c->mem);
     dra_buf_init(&b, c->mem);
     for (size_t i = 0; i < c->nnodes && err == DRA_OK; i++) {
         const sc_node *n = c->nodes[i];
@@ -582,10 +574,34 @@ static dra_err unschedulable(cyc *x)
             r = dra ? SC_R_DRA : SC_R_OK;
         if (r == SC_R_OK)
             continue;
+        if (r != SC_R_TAINT && r != SC_R_RESOURCES) {
+            if (!count[r]++) {
+                first[r] = n;
+                order[norder++] = r;
+            }
+            continue;
+        }
         dra_buf_reset(&b);
         sched_reason_text(&b, r, what, n);
-        err = sched_hist_add(&h, b.p ? b.p : "");
+        err = sched_hist_add(h, b.p ? b.p : "");
     }
+    for (size_t k = 0; k < norder && err == DRA_OK; k++) {
+        dra_buf_reset(&b);
+        sched_reason_text(&b, order[k], NULL, first[order[k]]);
+        err = sched_hist_add_n(h, b.p ? b.p : "", count[order[k]]);
+    }
+    dra_buf_fini(&b);
+    return err;
+}
+
+static dra_err unschedulable(cyc *x)
+{
+    sc_core *c = x->c;
+    sc_hist h;
+    dra_err err;
+    int dra = x->cy->nmodels || x->cy->ext >= 0;
+    sched_hist_init(&h, c->mem);
+    err = fit_histogram(x, &h);
     if (err == DRA_OK) {
         const char *line = NULL, *expl = dra ? dra_explanation(x, &line) : NULL;
         x->cy->rc = SC_RC_UNSCHED;
@@ -594,7 +610,6 @@ static dra_err unschedulable(cyc *x)
         if (!x->cy->message)
             err = DRA_ENOMEM;
     }
-    dra_buf_fini(&b);
     sched_hist_fini(&h);
     return err;
 }

@@ -27,18 +27,23 @@ void sched_hist_fini(sc_hist *h)
     dra_arena_fini(&h->ar);
 }
 
-dra_err sched_hist_add(sc_hist *h, const char *text)
+dra_err sched_hist_add_n(sc_hist *h, const char *text, size_t n)
 {
     size_t len = strlen(text);
     dra_map_entry *e = dra_map_find(&h->m, text, len);
     char *k;
     if (e) {
-        e->val = (void *)((uintptr_t)e->val + 1);
+        e->val = (void *)((uintptr_t)e->val + n);
         return DRA_OK;
     }
     if (!(k = dra_arena_strndup(&h->ar, text, len)))
         return DRA_ENOMEM;
-    return dra_map_put(&h->m, k, len, (void *)(uintptr_t)1);
+    return dra_map_put(&h->m, k, len, (void *)(uintptr_t)n);
+}
+
+dra_err sched_hist_add(sc_hist *h, const char *text)
+{
+    return sched_hist_add_n(h, text, 1);
 }
 
 static int cmp_str(const void *x, const void *y)

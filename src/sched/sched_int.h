@@ -193,7 +193,9 @@ typedef struct sc_node {
     int has_alloc;      /* status.allocatable present */
     sc_res alloc;
     sc_res used;        /* requests of pods on it (heap-grown) */
-    /* the node's own devices (slices with nodeName), for scoring */
+    /* the node's own devices (slices or devices with nodeName, in usable
+     * pools) and those not in use, as the allocator counts them: for
+     * scoring */
     int32_t total, free;
     int bucket;
     struct sc_node *bprev, *bnext;
@@ -307,15 +309,8 @@ size_t sched_wq_len(const sc_wq *q) DRA_HIDDEN;
 
 /* ---- inventory: the allocator and device counts --------------------------------- */
 
-typedef struct sc_dev {
-    sc_node *node;
-    int32_t excl;
-} sc_dev;
-
 typedef struct sc_inv {
     dra_allocator *a;
-    dra_arena ar;  /* device keys and counters */
-    dra_map devs;  /* "driver\0pool\0device" -> sc_dev */
     int any_global; /* devices not local to one node exist */
     int any_multi;  /* devices allowing multiple allocations exist */
 } sc_inv;
@@ -523,6 +518,8 @@ typedef struct sc_hist {
 void sched_hist_init(sc_hist *h, const dra_mem *mem) DRA_HIDDEN;
 void sched_hist_fini(sc_hist *h) DRA_HIDDEN;
 dra_err sched_hist_add(sc_hist *h, const char *text) DRA_HIDDEN;
+/* Counts |text| |n| times. */
+dra_err sched_hist_add_n(sc_hist *h, const char *text, size_t n) DRA_HIDDEN;
 /* The FitError message: "0/N nodes are available: ..." with the
  * allocator's explanation (|expl|, may be NULL) shortened after it. */
 const char *sched_fit_message(dra_arena *ar, size_t nnodes, const char *prefilter,

@@ -306,6 +306,8 @@ static dra_err explain_pending(dra_sched_sim *s, sc_claim *cl, dra_arena *a, dra
     }
     dra_alloc_outcome_init(&o, s->core.mem);
     err = dra_allocator_schedule(s->core.inv.a, &m, 1, &o, &d);
+    if (err == DRA_EUNSAT) /* the scheduler's allocator does not explain by itself */
+        err = dra_allocator_explain(s->core.inv.a, &m, 1, &o, &d);
     if (err == DRA_OK) {
         out->scheduled = 1;
         out->node = dra_arena_strdup(a, o.node);

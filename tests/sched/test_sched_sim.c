@@ -160,6 +160,55 @@ static void test_replace_objects(void **state)
     dra_arena_fini(&a);
 }
 
+/* Selector results are cached per device and per the values a selector
+ * reads; a slice that changes must not keep its devices' old results:
+ * after the models change, the first GPU (A100 before, B100 now) is
+ * picked, and the explanation quotes the new values. */
+static void test_changed_slice(void **state)
+{
+    static const char *const b100 =
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\n"
+        "metadata: {name: b100, namespace: default}\n"
+        "spec:\n  spec:\n    devices:\n      requests:\n      - name: gpu\n"
+        "        exactly:\n          deviceClassName: gpu\n          count: %d\n"
+        "          selectors:\n          - cel: {expression: \"device.attributes['gpu.example.com']"
+        ".model == 'B100'\"}\n";
+    dra_sched_sim *s = sim_new(DRA_SCHED_LEAST_ALLOCATED);
+    dra_sched_decision d;
+    dra_arena a;
+    char buf[1024];
+    (void)state;
+    dra_arena_init(&a, NULL);
+    sim_add_yaml(s, class_yaml);
+    snprintf(buf, sizeof buf, b100, 1);
+    sim_add_yaml(s, buf);
+    add_node(s, "n1", 4, NULL, NULL); /* A100, B100, A100, B100 */
+    add_pod(s, "p0", "[{name: gpu, resourceClaimTemplateName: b100}]", NULL);
+    assert_sched(s, "p0", &a, &d, "n1");
+    assert_string_equal(claim_devices(&d, "gpu"), "gpu.example.com/n1/gpu-1");
+    /* Every GPU a B100 now (generation 2 of the pool). */
+    sim_add_yaml(s, "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\n"
+                    "metadata: {name: n1-gpus}\nspec:\n  driver: gpu.example.com\n  nodeName: n1\n"
+                    "  pool: {name: n1, generation: 2, resourceSliceCount: 1}\n  devices:\n"
+                    "  - {name: gpu-0, attributes: {model: {string: B100}}}\n"
+                    "  - {name: gpu-1, attributes: {model: {string: B100}}}\n"
+                    "  - {name: gpu-2, attributes: {model: {string: C100}}}\n"
+                    "  - {name: gpu-3, attributes: {model: {string: B100}}}\n");
+    add_pod(s, "p1", "[{name: gpu, resourceClaimTemplateName: b100}]", NULL);
+    assert_sched(s, "p1", &a, &d, "n1");
+    assert_string_equal(claim_devices(&d, "gpu"), "gpu.example.com/n1/gpu-0");
+    /* Two more: one B100 is left, and gpu-2's new model is the reason. */
+    snprintf(buf, sizeof buf, b100, 2);
+    buf[strstr(buf, "b100") - buf + 1] = '2'; /* template b200: two GPUs */
+    sim_add_yaml(s, buf);
+    add_pod(s, "p2", "[{name: gpu, resourceClaimTemplateName: b200}]", NULL);
+    assert_sched(s, "p2", &a, &d, NULL);
+    assert_contains(d.explanation, "model is \"C100\", needs \"B100\"");
+    assert_contains(d.explanation, "2 are already allocated");
+    dra_sched_sim_free(s);
+    dra_arena_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_five_on_four),
         cmocka_unit_test(test_big_memory),
         cmocka_unit_test(test_replace_objects),
+        cmocka_unit_test(test_changed_slice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
