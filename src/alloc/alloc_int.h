@@ -125,7 +125,8 @@ typedef struct a_prog {
      * false, 2 true; so identical devices cost one evaluation. */
     const dra_cel_read *reads;
     long nreads;
-    dra_map fp;
+    dra_map fp;      /* key -> (ordinal + 1) << 2 | (result + 1) */
+    uint32_t *devfp; /* per device: its footprint's ordinal + 1, 0 unknown */
 } a_prog;
 
 /* Results of driver-only programs depend on the driver alone, so they are
@@ -203,6 +204,20 @@ const char *alloc_dev_key(dra_arena *ar, const char *driver, const char *pool,
                           const char *dev, size_t *len) DRA_HIDDEN;
 
 /* select.c: selector programs and the per-device result cache */
+/* The footprint of device |v| for program |id| (the values it reads) as a
+ * key in |b|; 0 when the program's reads are not a fixed list (or out of
+ * memory: b->oom). */
+int alloc_fp_key(dra_allocator *a, uint32_t id, const a_dev *v, dra_buf *b) DRA_HIDDEN;
+/* The footprint of device |v| for program |id| as a number (1 + the order
+ * it was first seen in), once the device was evaluated through the
+ * footprint cache; 0 when not known. Equal numbers: equal footprints. */
+uint32_t alloc_fp_ordinal(const dra_allocator *a, uint32_t id, const a_dev *v) DRA_HIDDEN;
+/* 1 when program |inner|'s reads are a fixed list and all among |outer|'s. */
+int alloc_reads_within(const dra_allocator *a, uint32_t inner, uint32_t outer) DRA_HIDDEN;
+/* 1 when |outer| reads attribute or capacity (|cap|) |domain|/|id|, or,
+ * with |domain| NULL, the driver (|cap| 0) or the sharing flag (1). */
+int alloc_reads_has(const dra_allocator *a, uint32_t outer, int cap, const char *domain,
+                    const char *id) DRA_HIDDEN;
 dra_err alloc_prog_id(dra_allocator *a, const char *expr, uint32_t *id) DRA_HIDDEN;
 /* 1 selected, 0 not, <0 an error (message in |d|). */
 int alloc_prog_eval(dra_allocator *a, uint32_t id, a_dev *v, dra_diag *d) DRA_HIDDEN;
@@ -293,6 +308,10 @@ dra_err alloc_build_results(s_state *S, dra_alloc_outcome *out) DRA_HIDDEN;
 /* explain_sel.c: appends to |b| why program |id| is false on |v|, in
  * words ("memory is 189471Mi, needs more than 200Gi"). DRA_OK, DRA_ENOMEM. */
 dra_err alloc_sel_why(dra_allocator *a, uint32_t id, a_dev *v, dra_buf *b) DRA_HIDDEN;
+/* 1 when those words depend only on the values program |id| reads (its
+ * terms' results and the values shown are all among them), so devices
+ * with the same footprint get the same words; 0 otherwise or on ENOMEM. */
+int alloc_sel_why_fixed(dra_allocator *a, uint32_t id) DRA_HIDDEN;
 
 /* explain.c */
 dra_err alloc_explain(s_state *S, dra_alloc_outcome *out) DRA_HIDDEN;

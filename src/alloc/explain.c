@@ -88,6 +88,19 @@ typedef struct ectx {
     s_state *S;
     dra_buf why; /* scratch for one device's words */
     int words; /* group rejected devices with words: 0 no, W_REQ, W_CLASS */
+    /* Words by footprint, for one tally: a device whose selector read the
+     * same values as one counted before joins its group without the
+     * words being written again (key: selector, footprint). */
+    dra_map seen;   /* key -> group index + 1, or NGROUPS + 1: beyond them */
+    dra_arena keys;
+    dra_buf key;
+    /* The last few keys, compared before hashing: thousands of devices
+     * usually show a handful of footprints. */
+    struct {
+        const char *key;
+        size_t len, group;
+    } recent[8];
+    size_t nrecent, next_recent;
 } ectx;
 
 /* first_false: no selector rejects; one fails with an error. Both below
@@ -124,32 +137,89 @@ static long first_false(ectx *E, const s_alt *alt, size_t from, size_t to, a_dev
     return F_ALL;
 }
 
+static void count_in(tally *t, size_t i, int cls, a_dev *v)
+{
+    if (i == NGROUPS) {
+        t->other[cls]++;
+        return;
+    }
+    if (t->g[i].n < 3)
+        t->g[i].ex[t->g[i].n] = v;
+    t->g[i].n++;
+}
+
+static void remember(ectx *E, const char *key, size_t len, size_t gi)
+{
+    size_t r = E->next_recent++ % 8;
+    E->recent[r].key = key;
+    E->recent[r].len = len;
+    E->recent[r].group = gi;
+    if (E->nrecent < 8)
+        E->nrecent++;
+}
+
+/* The key of |v|'s words for selector |k| in E->key, when the words
+ * depend only on its footprint; 0 otherwise. */
+static int words_key(ectx *E, const s_alt *alt, size_t k, const a_dev *v)
+{
+    dra_allocator *a = E->S->a;
+    uint32_t id = alt->sel[k], ord;
+    if (!alloc_sel_why_fixed(a, id))
+        return 0;
+    if ((ord = alloc_fp_ordinal(a, id, v))) {
+        /* The footprint's number: no values to read again. */
+        dra_buf_reset(&E->key);
+        dra_buf_putc(&E->key, 'o');
+        dra_buf_append(&E->key, &ord, sizeof ord);
+    } else if (!alloc_fp_key(a, id, v, &E->key)) {
+        return 0;
+    }
+    dra_buf_append(&E->key, &k, sizeof k);
+    return !E->key.oom;
+}
+
 /* Counts |v| into the group of selector |k| with its words. */
 static dra_err add_group(ectx *E, tally *t, const s_alt *alt, size_t k, a_dev *v)
 {
-    int cls = k < alt->nclass_sel;
+    int cls = k < alt->nclass_sel, keyed = words_key(E, alt, k, v);
     size_t kk = cls ? k : k - alt->nclass_sel, i;
+    uintptr_t hit;
+    char *key;
     dra_err err;
+    if (E->key.oom)
+        return DRA_ENOMEM;
+    for (size_t r = 0; keyed && r < E->nrecent; r++)
+        if (E->recent[r].len == E->key.len && !memcmp(E->recent[r].key, E->key.p, E->key.len)) {
+            count_in(t, E->recent[r].group, cls, v);
+            return DRA_OK;
+        }
+    if (keyed && (hit = (uintptr_t)dra_map_get(&E->seen, E->key.p, E->key.len))) {
+        count_in(t, (size_t)hit - 1, cls, v);
+        remember(E, dra_map_find(&E->seen, E->key.p, E->key.len)->key, E->key.len,
+                 (size_t)hit - 1);
+        return DRA_OK;
+    }
     dra_buf_reset(&E->why);
     if ((err = alloc_sel_why(E->S->a, alt->sel[k], v, &E->why)) != DRA_OK)
         return err;
     for (i = 0; i < t->ng; i++)
         if (t->g[i].cls == cls && t->g[i].k == kk && strcmp(t->g[i].why, E->why.p) == 0)
             break;
-    if (i == t->ng) {
-        if (t->ng == NGROUPS) {
-            t->other[cls]++;
-            return DRA_OK;
-        }
+    if (i == t->ng && t->ng < NGROUPS) {
         if (!(t->g[i].why = dra_arena_strdup(E->S->ar, E->why.p)))
             return DRA_ENOMEM;
         t->g[i].cls = cls;
         t->g[i].k = kk;
         t->ng++;
     }
-    if (t->g[i].n < 3)
-        t->g[i].ex[t->g[i].n] = v;
-    t->g[i].n++;
+    count_in(t, i, cls, v);
+    /* words_key's buffer is untouched by alloc_sel_why (its own). */
+    if (keyed && (!(key = dra_arena_alloc(&E->keys, E->key.len)) ||
+                  dra_map_put(&E->seen, memcpy(key, E->key.p, E->key.len), E->key.len,
+                              (void *)(uintptr_t)(i + 1))))
+        return DRA_ENOMEM;
+    if (keyed)
+        remember(E, key, E->key.len, i);
     return DRA_OK;
 }
 
@@ -255,6 +325,11 @@ static dra_err tally_alt(ectx *E, const s_alt *alt, tally *t)
 {
     s_state *S = E->S;
     memset(t, 0, sizeof *t);
+    /* Group indices are this tally's. */
+    dra_map_fini(&E->seen);
+    dra_map_init(&E->seen, S->a->mem);
+    dra_arena_reset(&E->keys);
+    E->nrecent = E->next_recent = 0;
     for (size_t i = 0; i < S->a->ndevs; i++) {
         reason r;
         int c = classify(E, alt, &S->a->devs[i], t, &r);
@@ -550,6 +625,9 @@ dra_err alloc_explain(s_state *S, dra_alloc_outcome *out)
     memset(&E, 0, sizeof E);
     E.S = S;
     dra_buf_init(&E.why, S->a->mem);
+    dra_buf_init(&E.key, S->a->mem);
+    dra_map_init(&E.seen, S->a->mem);
+    dra_arena_init(&E.keys, S->a->mem);
     if (S->node)
         out->why_where = dra_arena_sprintf(S->ar, "cannot allocate all claims on node %s",
                                            S->node->name);
@@ -575,6 +653,9 @@ dra_err alloc_explain(s_state *S, dra_alloc_outcome *out)
     if (err == DRA_OK && E.why.oom)
         err = DRA_ENOMEM;
     dra_buf_fini(&E.why);
+    dra_buf_fini(&E.key);
+    dra_map_fini(&E.seen);
+    dra_arena_fini(&E.keys);
     if (err == DRA_OK)
         err = render(out);
     if (err != DRA_OK) {

@@ -175,6 +175,7 @@ typedef struct term {
 typedef struct split {
     term *terms;
     size_t nterms;
+    int fixed; /* alloc_sel_why_fixed's answer: -1 not known yet */
 } split;
 
 /* device.driver, device.allowMultipleAllocations, device.attributes[D]
@@ -455,6 +456,7 @@ static split *get_split(dra_allocator *a, uint32_t id)
     if (!ok)
         ncut = 1;
     sp->nterms = ncut;
+    sp->fixed = -1;
     sp->terms = dra_arena_array(&a->arena, ncut, sizeof *sp->terms);
     for (size_t k = 0; sp->terms && k < ncut; k++) {
         term *tm = &sp->terms[k];
@@ -582,6 +584,36 @@ static void put_term(dra_buf *b, const a_dev *v, const term *tm)
         put_text(b, tm->text);
         dra_buf_puts(b, " is false");
     }
+}
+
+/* A value shown for |r| is one the whole program reads: the same lookup
+ * (a domain with a '/' never matches in CEL, so it is not counted). */
+static int ref_read(dra_allocator *a, uint32_t id, const ref *r)
+{
+    if (r->k == REF_DRIVER || r->k == REF_MULTI)
+        return alloc_reads_has(a, id, r->k == REF_MULTI, NULL, NULL);
+    if (!r->domain || !r->id || strchr(r->domain, '/'))
+        return 0;
+    return alloc_reads_has(a, id, r->k == REF_CAP, r->domain, r->id);
+}
+
+int alloc_sel_why_fixed(dra_allocator *a, uint32_t id)
+{
+    split *sp = get_split(a, id);
+    int fixed = 1;
+    if (!sp)
+        return 0;
+    if (sp->fixed >= 0)
+        return sp->fixed;
+    for (size_t k = 0; fixed && k < sp->nterms; k++) {
+        const term *tm = &sp->terms[k];
+        fixed = alloc_reads_within(a, tm->prog, id);
+        for (size_t i = 0; fixed && i < tm->nrefs; i++)
+            fixed = ref_read(a, id, &tm->refs[i]);
+    }
+    /* The program itself when no term is false: its text, no values. */
+    sp->fixed = fixed && a->progs[id].nreads >= 0;
+    return sp->fixed;
 }
 
 dra_err alloc_sel_why(dra_allocator *a, uint32_t id, a_dev *v, dra_buf *b)

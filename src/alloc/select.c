@@ -133,9 +133,16 @@ static int cached(dra_allocator *a, const a_prog *p, uint8_t *slot, const char *
 
 /* ---- footprints ------------------------------------------------------------------ */
 
+/* Keys are built for every device an explanation looks at: compact, and
+ * cheap to write (a length and the bytes; fixed-size values as they are). */
 static void key_bytes(dra_buf *b, const void *p, size_t n)
 {
-    dra_buf_append(b, &n, sizeof n);
+    uint32_t len = (uint32_t)n;
+    if (n > UINT32_MAX) { /* no such name; keep the key unambiguous */
+        b->oom = 1;
+        return;
+    }
+    dra_buf_append(b, &len, sizeof len);
     dra_buf_append(b, p, n);
 }
 
@@ -146,56 +153,65 @@ static void key_str(dra_buf *b, const char *s)
 
 /* Whether a slice's attribute or capacity |name| (bare: in the driver's
  * domain; split at the first '/' as the CEL device map splits it) is the
- * read's domain and id. */
-static int name_is(const char *name, const char *driver, const dra_cel_read *r)
+ * read's domain and id. |dlen| is strlen(driver). */
+static int name_is(const char *name, const char *driver, size_t dlen, const dra_cel_read *r)
 {
     const char *slash = strchr(name, '/');
-    const char *dom = slash ? name : driver, *id = slash ? slash + 1 : name;
-    size_t dlen = slash ? (size_t)(slash - name) : strlen(driver);
-    return dlen == r->domain_len && !memcmp(dom, r->domain, dlen) &&
-           strlen(id) == r->id_len && !memcmp(id, r->id, r->id_len);
+    if (!slash)
+        return dlen == r->domain_len && strlen(name) == r->id_len &&
+               !memcmp(name, r->id, r->id_len) && !memcmp(driver, r->domain, dlen);
+    return (size_t)(slash - name) == r->domain_len && !memcmp(name, r->domain, r->domain_len) &&
+           strlen(slash + 1) == r->id_len && !memcmp(slash + 1, r->id, r->id_len);
 }
 
 static void key_attr(dra_buf *b, const dra_cel_attr *at)
 {
-    unsigned char tag = (unsigned char)(1 + at->kind);
-    dra_buf_putc(b, (char)tag);
+    char tag = (char)(1 + at->kind);
     switch (at->kind) {
-    case DRA_CEL_ATTR_INT:
-        dra_buf_append(b, &at->i, sizeof at->i);
+    case DRA_CEL_ATTR_INT: {
+        char x[1 + sizeof at->i];
+        x[0] = tag;
+        memcpy(x + 1, &at->i, sizeof at->i);
+        dra_buf_append(b, x, sizeof x);
         break;
+    }
     case DRA_CEL_ATTR_BOOL:
+        dra_buf_putc(b, tag);
         dra_buf_putc(b, at->b ? 1 : 0);
         break;
     case DRA_CEL_ATTR_STRING:
+        dra_buf_putc(b, tag);
         key_str(b, at->s);
         break;
-    case DRA_CEL_ATTR_VERSION: /* the parsed version, as CEL sees it */
-        dra_buf_append(b, &at->version.major, sizeof at->version.major);
-        dra_buf_append(b, &at->version.minor, sizeof at->version.minor);
-        dra_buf_append(b, &at->version.patch, sizeof at->version.patch);
+    case DRA_CEL_ATTR_VERSION: { /* the parsed version, as CEL sees it */
+        uint64_t n[3] = {at->version.major, at->version.minor, at->version.patch};
+        dra_buf_putc(b, tag);
+        dra_buf_append(b, n, sizeof n);
         key_bytes(b, at->version.pre ? at->version.pre : "", at->version.pre ? at->version.prelen : 0);
         key_bytes(b, at->version.build ? at->version.build : "",
                   at->version.build ? at->version.buildlen : 0);
         break;
     }
+    }
 }
 
+/* Every value starts with its tag (0: absent), so keys cannot run into
+ * each other. */
 static void key_qty(dra_buf *b, const dra_quantity *q)
 {
-    int32_t f[3];
-    dra_buf_putc(b, 9);
-    f[0] = q->scale;
-    f[1] = (int32_t)q->format;
-    f[2] = (int32_t)q->flags;
-    dra_buf_append(b, &q->mant, sizeof q->mant);
-    dra_buf_append(b, f, sizeof f);
+    char k[1 + sizeof q->mant + 3 * sizeof(int32_t)];
+    int32_t f[3] = {q->scale, (int32_t)q->format, (int32_t)q->flags};
+    k[0] = 9;
+    memcpy(k + 1, &q->mant, sizeof q->mant);
+    memcpy(k + 1 + sizeof q->mant, f, sizeof f);
+    dra_buf_append(b, k, sizeof k);
 }
 
 /* The footprint of |v| for |p|: each value read, or that it is absent
  * (the first entry of a name wins, as in the CEL device map). */
 static void fp_key(dra_buf *b, const a_prog *p, const char *driver, const dra_alloc_device *dev)
 {
+    size_t dlen = strlen(driver);
     dra_buf_reset(b);
     dra_buf_putc(b, 'f'); /* never empty, even without reads */
     for (long i = 0; i < p->nreads; i++) {
@@ -203,13 +219,13 @@ static void fp_key(dra_buf *b, const a_prog *p, const char *driver, const dra_al
         size_t k = 0;
         switch (r->field) {
         case DRA_CEL_READ_DRIVER:
-            key_str(b, driver);
+            key_bytes(b, driver, dlen);
             break;
         case DRA_CEL_READ_ALLOW_MULTIPLE:
             dra_buf_putc(b, dev->allow_multiple_allocations ? 1 : 0);
             break;
         case DRA_CEL_READ_ATTRIBUTE:
-            while (k < dev->nattrs && !name_is(dev->attrs[k].name, driver, r))
+            while (k < dev->nattrs && !name_is(dev->attrs[k].name, driver, dlen, r))
                 k++;
             if (k < dev->nattrs)
                 key_attr(b, &dev->attrs[k]);
@@ -217,7 +233,7 @@ static void fp_key(dra_buf *b, const a_prog *p, const char *driver, const dra_al
                 dra_buf_putc(b, 0);
             break;
         case DRA_CEL_READ_CAPACITY:
-            while (k < dev->ncaps && !name_is(dev->caps[k].name, driver, r))
+            while (k < dev->ncaps && !name_is(dev->caps[k].name, driver, dlen, r))
                 k++;
             if (k < dev->ncaps)
                 key_qty(b, &dev->caps[k].value);
@@ -228,30 +244,96 @@ static void fp_key(dra_buf *b, const a_prog *p, const char *driver, const dra_al
     }
 }
 
+int alloc_fp_key(dra_allocator *a, uint32_t id, const a_dev *v, dra_buf *b)
+{
+    const a_prog *p = &a->progs[id];
+    if (p->nreads < 0 || p->err != DRA_OK)
+        return 0;
+    fp_key(b, p, v->s->driver, v->d);
+    return !b->oom;
+}
+
+static int same_read(const dra_cel_read *x, const dra_cel_read *y)
+{
+    return x->field == y->field && x->domain_len == y->domain_len && x->id_len == y->id_len &&
+           (!x->domain || (!memcmp(x->domain, y->domain, x->domain_len) &&
+                           !memcmp(x->id, y->id, x->id_len)));
+}
+
+int alloc_reads_within(const dra_allocator *a, uint32_t inner, uint32_t outer)
+{
+    const a_prog *in = &a->progs[inner], *out = &a->progs[outer];
+    if (in->nreads < 0 || out->nreads < 0)
+        return 0;
+    for (long i = 0; i < in->nreads; i++) {
+        long k = 0;
+        while (k < out->nreads && !same_read(&in->reads[i], &out->reads[k]))
+            k++;
+        if (k == out->nreads)
+            return 0;
+    }
+    return 1;
+}
+
+int alloc_reads_has(const dra_allocator *a, uint32_t outer, int cap, const char *domain,
+                    const char *id)
+{
+    const a_prog *p = &a->progs[outer];
+    dra_cel_read r;
+    memset(&r, 0, sizeof r);
+    if (!domain) {
+        r.field = cap ? DRA_CEL_READ_ALLOW_MULTIPLE : DRA_CEL_READ_DRIVER;
+    } else {
+        r.field = cap ? DRA_CEL_READ_CAPACITY : DRA_CEL_READ_ATTRIBUTE;
+        r.domain = domain;
+        r.domain_len = strlen(domain);
+        r.id = id;
+        r.id_len = strlen(id);
+    }
+    for (long i = 0; i < p->nreads; i++)
+        if (same_read(&p->reads[i], &r))
+            return 1;
+    return 0;
+}
+
 /* Program |p| on |v| through its footprint cache: a device with the same
  * values read as one evaluated before gets that result. */
 static int fp_eval(dra_allocator *a, a_prog *p, a_dev *v, dra_diag *d)
 {
     dra_buf *b = &a->fpbuf;
+    size_t di = (size_t)(v - a->devs);
     uintptr_t hit;
     char *k;
     int r;
+    /* Each device's footprint number, for explanations (alloc_fp_ordinal). */
+    if (!p->devfp && !(p->devfp = dra_calloc(a->mem, a->ndevs + 1, sizeof *p->devfp)))
+        return DRA_ENOMEM;
     fp_key(b, p, v->s->driver, v->d);
     if (b->oom) {
         b->oom = 0;
         return DRA_ENOMEM;
     }
-    if ((hit = (uintptr_t)dra_map_get(&p->fp, b->p, b->len)))
-        return (int)hit - 1;
+    if ((hit = (uintptr_t)dra_map_get(&p->fp, b->p, b->len))) {
+        p->devfp[di] = (uint32_t)(hit >> 2);
+        return (int)(hit & 3) - 1;
+    }
     r = eval_now(a, p, v->s->driver, v->d, &v->prepared, &v->prepared_ok, d);
     if (r < 0 || p->fp.live >= A_FP_MAX)
         return r; /* errors are evaluated again, for their message */
     if (!(k = dra_arena_alloc(&a->arena, b->len)))
         return DRA_ENOMEM;
     memcpy(k, b->p, b->len);
-    if (dra_map_put(&p->fp, k, b->len, (void *)(uintptr_t)(r + 1)))
+    hit = (uintptr_t)(p->fp.live + 1) << 2 | (uintptr_t)(r + 1);
+    if (dra_map_put(&p->fp, k, b->len, (void *)hit))
         return DRA_ENOMEM;
+    p->devfp[di] = (uint32_t)(hit >> 2);
     return r;
+}
+
+uint32_t alloc_fp_ordinal(const dra_allocator *a, uint32_t id, const a_dev *v)
+{
+    const a_prog *p = &a->progs[id];
+    return p->devfp ? p->devfp[v - a->devs] : 0;
 }
 
 /* ---- per device ------------------------------------------------------------------ */
@@ -324,6 +406,7 @@ void alloc_selectors_fini(dra_allocator *a)
         if (a->progs[i].prog)
             a->ops.release(a->ops.ud, a->progs[i].prog);
         dra_map_fini(&a->progs[i].fp);
+        dra_free(a->mem, a->progs[i].devfp);
     }
     dra_free(a->mem, a->progs);
     a->progs = NULL;
