@@ -273,37 +273,26 @@ static void parse_args(int argc, char **argv, cfg *c)
         usage();
 }
 
-/* Adds a pod that fits nowhere (its claim asks for more GPUs than any
- * node has) and explains it: the first call (which builds the index when
- * nothing did yet), then |repeat| more; prints first, min, median, max. */
-static void explain_timed(dra_sched_sim *s, const cfg *c, const char *cls, const char *what)
+/* Explains pod |pod| (added by the caller): the first call (which builds
+ * the index when nothing did yet), then |repeat| more; prints first, min,
+ * median, max. */
+static void explain_pod(dra_sched_sim *s, const cfg *c, const char *pod, const char *what)
 {
     dra_arena a;
     dra_sched_decision d;
-    char buf[512];
     int n = c->repeat > 0 ? c->repeat : 5;
     double t0, c0, first, first_cpu, *v = calloc((size_t)n, sizeof *v),
                                       *u = calloc((size_t)n, sizeof *u);
     dra_arena_init(&a, NULL);
-    snprintf(buf, sizeof buf,
-             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"too-big\","
-             "\"namespace\":\"default\",\"uid\":\"tb\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
-             "\"exactly\":{\"deviceClassName\":\"%s\",\"count\":%d}}]}}}",
-             cls, c->gpus + 1);
-    dra_sched_sim_add(s, parse(&a, buf), NULL);
-    dra_sched_sim_add(s, parse(&a, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"why\","
-                                   "\"namespace\":\"default\",\"uid\":\"why\"},\"spec\":{\"containers\":[{\"name\":\"c\"}],"
-                                   "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"too-big\"}]}}"),
-                      NULL);
     t0 = now_s();
     c0 = cpu_s();
-    dra_sched_sim_schedule(s, "default", "why", &a, &d);
+    dra_sched_sim_schedule(s, "default", pod, &a, &d);
     first = now_s() - t0;
     first_cpu = cpu_s() - c0;
     for (int i = 0; i < n; i++) {
         t0 = now_s();
         c0 = cpu_s();
-        dra_sched_sim_schedule(s, "default", "why", &a, &d);
+        dra_sched_sim_schedule(s, "default", pod, &a, &d);
         v[i] = now_s() - t0;
         u[i] = cpu_s() - c0;
     }
@@ -316,6 +305,42 @@ static void explain_timed(dra_sched_sim *s, const cfg *c, const char *cls, const
     free(u);
     free(v);
     dra_arena_fini(&a);
+}
+
+/* Two pods that fit nowhere, explained: one whose claim asks for more
+ * GPUs than any node has (the walk skips every node), then one whose
+ * selector no device meets (every node with a free GPU is tried first). */
+static void explain_timed(dra_sched_sim *s, const cfg *c, const char *cls, const char *what)
+{
+    dra_arena a;
+    char buf[768], label[200];
+    dra_arena_init(&a, NULL);
+    snprintf(buf, sizeof buf,
+             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"too-big\","
+             "\"namespace\":\"default\",\"uid\":\"tb\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+             "\"exactly\":{\"deviceClassName\":\"%s\",\"count\":%d}}]}}}",
+             cls, c->gpus + 1);
+    dra_sched_sim_add(s, parse(&a, buf), NULL);
+    snprintf(buf, sizeof buf,
+             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":{\"name\":\"big-mem\","
+             "\"namespace\":\"default\",\"uid\":\"bm\"},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\","
+             "\"exactly\":{\"deviceClassName\":\"%s\",\"selectors\":[{\"cel\":{\"expression\":"
+             "\"device.capacity['%s'].memory.compareTo(quantity('200Gi')) > 0\"}}]}}]}}}",
+             cls, !strcmp(c->shape, "seed") ? "gpu.nvidia.com" : "gpu.example.com");
+    dra_sched_sim_add(s, parse(&a, buf), NULL);
+    dra_sched_sim_add(s, parse(&a, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"why\","
+                                   "\"namespace\":\"default\",\"uid\":\"why\"},\"spec\":{\"containers\":[{\"name\":\"c\"}],"
+                                   "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"too-big\"}]}}"),
+                      NULL);
+    dra_sched_sim_add(s, parse(&a, "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"why-mem\","
+                                   "\"namespace\":\"default\",\"uid\":\"why-mem\"},\"spec\":{\"containers\":[{\"name\":\"c\"}],"
+                                   "\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"big-mem\"}]}}"),
+                      NULL);
+    dra_arena_fini(&a);
+    snprintf(label, sizeof label, "%s; too many GPUs", what);
+    explain_pod(s, c, "why", label);
+    snprintf(label, sizeof label, "%s; memory above 200Gi", what);
+    explain_pod(s, c, "why-mem", label);
 }
 
 /* The offline explain (dractl explain pod's path) on the cluster as it
@@ -519,11 +544,12 @@ int main(int argc, char **argv)
             printf("create->bound latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
                    lat[n / 2] * 1e3, lat[(size_t)(n * 0.99)] * 1e3, lat[n - 1] * 1e3);
         printf("scheduler: %llu cycles, %llu bound, %llu unschedulable, %llu bind errors, "
-               "%llu conflicts, %llu claims created, %llu inventory rebuilds\n",
+               "%llu conflicts, %llu claims created, %llu inventory rebuilds, %llu events "
+               "dropped\n",
                (unsigned long long)st.attempts, (unsigned long long)st.scheduled,
                (unsigned long long)st.unschedulable, (unsigned long long)st.bind_errors,
                (unsigned long long)st.conflicts, (unsigned long long)st.claims_created,
-               (unsigned long long)st.rebuilds);
+               (unsigned long long)st.rebuilds, (unsigned long long)st.events_dropped);
         printf("RSS: %ld MiB after setup, %ld MiB now, peak %ld MiB (store, API server, "
                "scheduler, controller and client in one process)\n",
                rss_before / 1024, rss_kib("VmRSS:") / 1024, rss_kib("VmHWM:") / 1024);

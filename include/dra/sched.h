@@ -55,8 +55,12 @@ typedef struct dra_sched_opts {
     dra_sched_score score;
     int scheduler;        /* run the scheduler */
     int claim_controller; /* run the resourceclaim controller */
-    int bind_workers;     /* parallel reserve+bind writers; 0: 4 */
-    int controller_workers; /* 0: 2 */
+    /* Parallel reserve+bind writers; 0: 16 (kube-scheduler binds each
+     * pod on its own goroutine). */
+    int bind_workers;
+    /* 0: 8 (kube-controller-manager's resourceclaim controller runs 10
+     * to 50 workers, depending on the release). */
+    int controller_workers;
     int no_scheduled_events; /* skip the Normal "Scheduled" event per bound pod */
     const char *host;     /* events' source.host; may be NULL (copied) */
     uint64_t max_steps;   /* the allocator's search bound per node; 0: 1,000,000 */
@@ -93,6 +97,10 @@ typedef struct dra_sched_stats {
     uint64_t claims_deleted;
     uint64_t rebuilds;      /* allocator inventory rebuilt */
     size_t pending;         /* pods waiting in the queue now */
+    /* Events are sent by their own thread from a queue of 10,000 (as
+     * client-go's recorder does, with 1,000); those that did not fit
+     * were dropped. */
+    uint64_t events_dropped;
 } dra_sched_stats;
 void dra_sched_get_stats(dra_sched *s, dra_sched_stats *st);
 

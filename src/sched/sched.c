@@ -55,6 +55,19 @@ typedef struct sched_job {
     int write_condition;
 } sched_job;
 
+/* One event waiting to be sent (see post_event). */
+typedef struct sched_event {
+    struct sched_event *next;
+    dra_arena ar;
+    const char *ns, *pod, *uid, *type, *reason, *component, *msg;
+} sched_event;
+
+/* Events wait in a bounded queue and what does not fit is dropped, as
+ * with client-go's recorder; its broadcaster holds 1,000, this one
+ * 10,000 (about 3 MiB), so that a burst of 10,000 pods created at once
+ * keeps its Scheduled events (with 1,000, half were dropped). */
+#define SCHED_EVENT_QUEUE 10000
+
 struct dra_sched {
     const dra_mem *mem;
     dra_cluster *c;
@@ -74,6 +87,14 @@ struct dra_sched {
     size_t nworkers;
     int sched_started;
     sched_job *jobs, *jobs_tail;
+    /* events: their own lock, queue and sender thread */
+    pthread_mutex_t ev_mu;
+    pthread_cond_t ev_cv;
+    sched_event *ev_head, *ev_tail;
+    size_t nev;
+    uint64_t ev_dropped;
+    int ev_stop, ev_started;
+    pthread_t ev_thread;
 };
 
 /* ---- time and logs ---------------------------------------------------------------- */
@@ -238,6 +259,92 @@ static dra_err set_pod_status_field(dra_sched *s, dra_arena *ar, const char *ns,
     if (err == DRA_OK)
         inject(s, DRA_KIND_POD, out);
     return err;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+/* Queues an event about pod |ns|/|pod| for the sender thread: writing it
+ * is not part of binding or of the controller's work, as with
+ * kube-scheduler's recorder. Dropped (and counted) when the queue is
+ * full or memory runs out: events are best effort. */
+static void post_event(dra_sched *s, const char *ns, const char *pod, const char *uid,
+                       const char *type, const char *reason, const char *component,
+                       const char *fmt, ...) DRA_PRINTF(8, 9);
+static void post_event(dra_sched *s, const char *ns, const char *pod, const char *uid,
+                       const char *type, const char *reason, const char *component,
+                       const char *fmt, ...)
+{
+    sched_event *e = dra_calloc(s->mem, 1, sizeof *e);
+    dra_buf b;
+    va_list ap;
+    if (!e) {
+        pthread_mutex_lock(&s->ev_mu);
+        s->ev_dropped++;
+        pthread_mutex_unlock(&s->ev_mu);
+        return;
+    }
+    dra_arena_init(&e->ar, s->mem);
+    dra_buf_init(&b, s->mem);
+    va_start(ap, fmt);
+    dra_buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    e->ns = dra_arena_strdup(&e->ar, ns);
+    e->pod = dra_arena_strdup(&e->ar, pod);
+    e->uid = uid ? dra_arena_strdup(&e->ar, uid) : NULL;
+    e->type = type;          /* static strings */
+    e->reason = dra_arena_strdup(&e->ar, reason);
+    e->component = component;
+    e->msg = dra_arena_strdup(&e->ar, b.p ? b.p : "");
+    dra_buf_fini(&b);
+    pthread_mutex_lock(&s->ev_mu);
+    if (b.oom || !e->ns || !e->pod || (uid && !e->uid) || !e->reason || !e->msg ||
+        s->nev >= SCHED_EVENT_QUEUE || s->ev_stop) {
+        s->ev_dropped++;
+        pthread_mutex_unlock(&s->ev_mu);
+        dra_arena_fini(&e->ar);
+        dra_free(s->mem, e);
+        return;
+    }
+    if (s->ev_tail)
+        s->ev_tail->next = e;
+    else
+        s->ev_head = e;
+    s->ev_tail = e;
+    s->nev++;
+    pthread_cond_signal(&s->ev_cv);
+    pthread_mutex_unlock(&s->ev_mu);
+}
+
+static void event_free(dra_sched *s, sched_event *e)
+{
+    dra_arena_fini(&e->ar);
+    dra_free(s->mem, e);
+}
+
+static void *event_main(void *arg)
+{
+    dra_sched *s = arg;
+    pthread_mutex_lock(&s->ev_mu);
+    while (!s->ev_stop) {
+        sched_event *e = s->ev_head;
+        dra_doc *ref;
+        if (!e) {
+            pthread_cond_wait(&s->ev_cv, &s->ev_mu);
+            continue;
+        }
+        s->ev_head = e->next;
+        if (!s->ev_head)
+            s->ev_tail = NULL;
+        s->nev--;
+        pthread_mutex_unlock(&s->ev_mu);
+        if ((ref = sched_pod_ref_doc(&e->ar, e->ns, e->pod, e->uid)))
+            dra_cluster_event(s->c, ref, e->type, e->reason, e->component, s->host, "%s",
+                              e->msg);
+        event_free(s, e);
+        pthread_mutex_lock(&s->ev_mu);
+    }
+    pthread_mutex_unlock(&s->ev_mu);
+    return NULL;
 }
 
 /* ---- jobs --------------------------------------------------------------------------- */
@@ -655,12 +762,9 @@ static void do_bind(dra_sched *s, sched_job *j)
     memset(&st, 0, sizeof st);
     err = run_bind(s, j, &st, &why);
     if (err == DRA_OK) {
-        if (!s->o.no_scheduled_events) {
-            dra_doc *ref = sched_pod_ref_doc(&j->ar, j->ns, j->pod, j->uid);
-            if (ref)
-                dra_cluster_event(s->c, ref, "Normal", "Scheduled", s->name, s->host,
-                                  "Successfully assigned %s/%s to %s", j->ns, j->pod, j->node);
-        }
+        if (!s->o.no_scheduled_events)
+            post_event(s, j->ns, j->pod, j->uid, "Normal", "Scheduled", s->name,
+                       "Successfully assigned %s/%s to %s", j->ns, j->pod, j->node);
         bind_done(s, j, DRA_OK, NULL);
         return;
     }
@@ -730,10 +834,8 @@ static void set_condition(dra_sched *s, sched_job *j)
 
 static void do_unsched(dra_sched *s, sched_job *j)
 {
-    dra_doc *ref = sched_pod_ref_doc(&j->ar, j->ns, j->pod, j->uid);
-    if (ref)
-        dra_cluster_event(s->c, ref, "Warning", "FailedScheduling", s->name, s->host, "%s",
-                          j->message);
+    post_event(s, j->ns, j->pod, j->uid, "Warning", "FailedScheduling", s->name, "%s",
+               j->message);
     if (j->write_condition)
         set_condition(s, j);
 }
@@ -914,10 +1016,8 @@ static void cc_work(dra_sched *s, const char *key)
     if (err == DRA_OK)
         err = cc_run_plan(&r);
     if (pl.ev_reason && pl.pod_name) {
-        dra_doc *ref = sched_pod_ref_doc(&r.ar, pl.pod_ns, pl.pod_name, pl.pod_uid);
-        if (ref)
-            dra_cluster_event(s->c, ref, "Warning", pl.ev_reason, "resource_claim", s->host, "%s",
-                              pl.ev_msg ? pl.ev_msg : "");
+        post_event(s, pl.pod_ns ? pl.pod_ns : "", pl.pod_name, pl.pod_uid, "Warning",
+                   pl.ev_reason, "resource_claim", "%s", pl.ev_msg ? pl.ev_msg : "");
         if (err == DRA_OK)
             err = DRA_ENOTFOUND; /* retried with backoff until the template exists */
     }
@@ -1012,9 +1112,12 @@ static dra_err start_worker(dra_sched *s, int controller)
 
 static dra_err start_threads(dra_sched *s)
 {
-    int nb = s->o.scheduler ? (s->o.bind_workers > 0 ? s->o.bind_workers : 4) : 0;
-    int nc = s->o.claim_controller ? (s->o.controller_workers > 0 ? s->o.controller_workers : 2) : 0;
+    int nb = s->o.scheduler ? (s->o.bind_workers > 0 ? s->o.bind_workers : 16) : 0;
+    int nc = s->o.claim_controller ? (s->o.controller_workers > 0 ? s->o.controller_workers : 8) : 0;
     dra_err err = DRA_OK;
+    if (pthread_create(&s->ev_thread, NULL, event_main, s))
+        return DRA_EIO;
+    s->ev_started = 1;
     if (!(s->workers = dra_calloc(s->mem, (size_t)(nb + nc) + 1, sizeof *s->workers)))
         return DRA_ENOMEM;
     for (int i = 0; i < nb && err == DRA_OK; i++)
@@ -1059,6 +1162,7 @@ dra_err dra_sched_start(dra_cluster *c, const dra_sched_opts *o, dra_sched **out
     s->o.scheduler_name = s->name;
     s->o.host = s->host;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->ev_mu, NULL);
     {
         pthread_condattr_t ca;
         pthread_condattr_init(&ca);
@@ -1067,6 +1171,7 @@ dra_err dra_sched_start(dra_cluster *c, const dra_sched_opts *o, dra_sched **out
         pthread_cond_init(&s->cc_cv, &ca);
         pthread_cond_init(&s->job_cv, &ca);
         pthread_cond_init(&s->idle_cv, &ca);
+        pthread_cond_init(&s->ev_cv, &ca);
         pthread_condattr_destroy(&ca);
     }
     if (!s->name || (o->host && !s->host) || (err = sched_core_init(&s->core, &s->o)) != DRA_OK) {
@@ -1098,6 +1203,18 @@ void dra_sched_stop(dra_sched *s)
         pthread_join(s->sched_thread, NULL);
     for (size_t i = 0; i < s->nworkers; i++)
         pthread_join(s->workers[i], NULL);
+    /* Events still queued are dropped; the one being sent finishes. */
+    pthread_mutex_lock(&s->ev_mu);
+    s->ev_stop = 1;
+    pthread_cond_broadcast(&s->ev_cv);
+    pthread_mutex_unlock(&s->ev_mu);
+    if (s->ev_started)
+        pthread_join(s->ev_thread, NULL);
+    while (s->ev_head) {
+        sched_event *e = s->ev_head;
+        s->ev_head = e->next;
+        event_free(s, e);
+    }
     while (s->jobs) {
         sched_job *j = s->jobs;
         s->jobs = j->next;
@@ -1108,6 +1225,8 @@ void dra_sched_stop(dra_sched *s)
     pthread_cond_destroy(&s->cc_cv);
     pthread_cond_destroy(&s->job_cv);
     pthread_cond_destroy(&s->idle_cv);
+    pthread_cond_destroy(&s->ev_cv);
+    pthread_mutex_destroy(&s->ev_mu);
     pthread_mutex_destroy(&s->mu);
     dra_free(s->mem, s->workers);
     dra_free(s->mem, s->name);
@@ -1130,4 +1249,7 @@ void dra_sched_get_stats(dra_sched *s, dra_sched_stats *st)
     *st = s->core.st;
     st->pending = s->core.npending;
     pthread_mutex_unlock(&s->mu);
+    pthread_mutex_lock(&s->ev_mu);
+    st->events_dropped = s->ev_dropped;
+    pthread_mutex_unlock(&s->ev_mu);
 }
