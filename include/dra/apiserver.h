@@ -97,9 +97,10 @@ typedef struct dra_apiserver_opts {
      * a grace period, removed by the node agent) when set; otherwise, and
      * for unbound pods or gracePeriodSeconds=0, at once. */
     int graceful_pods;
-    /* The garbage collector's and namespace controller's rescan period
-     * in ms (0: 30000). Deletes wake them sooner, at most every 500 ms
-     * (a pass reads every stored object). */
+    /* The garbage collector and namespace controller follow the store's
+     * commits (a round at most every 20 ms, looking only at what
+     * changed); this period in ms (0: 30000) is when work that failed
+     * (a full disk, say) is retried by reading everything again. */
     int gc_period_ms;
     /* How often a watch with allowWatchBookmarks gets a BOOKMARK, in ms
      * (0: 60000, about what kube-apiserver does). */

@@ -19,6 +19,7 @@
 #include "resources.h"
 
 typedef struct api_stream api_stream;
+typedef struct api_gc api_gc;
 
 struct dra_apiserver {
     const dra_mem *mem;
@@ -34,6 +35,7 @@ struct dra_apiserver {
     pthread_mutex_t bglock;
     pthread_cond_t bgcv;
     int bg_stop, bg_kick, bg_started;
+    api_gc *gc; /* the collector's state: the background thread's alone */
 };
 
 /* ---- the request context ---------------------------------------------------- */
@@ -313,9 +315,19 @@ DRA_HIDDEN void api_watch_tick(dra_apiserver *srv);
 
 /* ---- background controllers (gc.c) ----------------------------------------------- */
 
-/* One pass of the garbage collector and the namespace controller. */
-DRA_HIDDEN void api_gc_pass(dra_apiserver *srv);
-/* Wakes the background thread (after a delete). */
+/* The collector's state for |srv| (no watches open yet). DRA_OK or
+ * DRA_ENOMEM. */
+DRA_HIDDEN dra_err api_gc_new(dra_apiserver *srv, api_gc **out);
+/* Closes its watches and frees it. NULL: no-op. */
+DRA_HIDDEN void api_gc_free(api_gc *g);
+/* One round of the garbage collector and the namespace controller: the
+ * events since the last round become work, and the work is done. The
+ * first round (and one after the history outran the collector, or a
+ * |period|ic round after some work failed) reads every stored object.
+ * Background thread only. */
+DRA_HIDDEN void api_gc_round(api_gc *g, int period);
+/* Wakes the background thread for a round (the collector's store
+ * watches call it after each commit). */
 DRA_HIDDEN void api_gc_kick(dra_apiserver *srv);
 
 #endif

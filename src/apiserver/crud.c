@@ -585,8 +585,6 @@ static dra_err update_loop(api_req *r, const upd *u)
             continue;
         if (e)
             return api_store_fail(r, r->sres, r->name, e, msg);
-        if (del)
-            api_gc_kick(r->srv);
         e = api_reply_obj(r, 200, stored);
         dra_store_obj_unref(stored);
         return e;
@@ -1044,7 +1042,6 @@ static dra_err delete_one(api_req *r, const delopts *o, int reply)
             continue;
         if (e)
             return reply ? api_store_fail(r, r->sres, r->name, e, msg) : e;
-        api_gc_kick(r->srv);
         if (!reply)
             e = DRA_OK;
         else if (keep || returns_object(r->sres))
@@ -1189,8 +1186,6 @@ dra_err api_mutate_internal(dra_apiserver *srv, const api_resource *res,
         if (e != DRA_ECONFLICT)
             break;
     }
-    if (!e)
-        api_gc_kick(srv);
     dra_arena_fini(&r.a);
     dra_apiserver_resp_fini(&resp);
     return e;

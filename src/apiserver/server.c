@@ -1,9 +1,9 @@
 /*
  * server.c: the server's life: creation over a store (with Kubernetes'
  * standard namespaces), the background thread that runs the garbage
- * collector and namespace controller and ticks watch streams for
- * bookmarks and timeouts, the log-source hook, and the small public
- * helpers for responses and streams.
+ * collector's and namespace controller's rounds (gc.c) and ticks watch
+ * streams for bookmarks and timeouts, the log-source hook, and the small
+ * public helpers for responses and streams.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -65,7 +65,11 @@ static void deadline_in(struct timespec *ts, int ms)
     }
 }
 
-#define GC_KICK_MS 500
+/* The collector's rounds follow the store's commits (its watches kick
+ * the thread), but at most one every GC_ROUND_MS, so that a burst of
+ * commits is one round. */
+#define GC_ROUND_MS 20
+#define TICK_MS 200
 
 static int64_t mono_ms(void)
 {
@@ -77,33 +81,42 @@ static int64_t mono_ms(void)
 static void *bg_main(void *arg)
 {
     dra_apiserver *srv = arg;
-    int64_t last_gc = mono_ms(), since_gc;
-    int pending = 0;
+    int64_t now = mono_ms(), last_round = now, last_period = now;
+    int64_t next_tick = now + TICK_MS;
+    /* The first round indexes what is stored. */
+    api_gc_round(srv->gc, 0);
     pthread_mutex_lock(&srv->bglock);
     while (!srv->bg_stop) {
         struct timespec ts;
-        int kicked;
+        int64_t due;
+        int round = 0, period = 0;
+        now = mono_ms();
         /* Ticks every 200 ms: watch timeouts and bookmarks need about a
-         * second's precision, and kicked garbage collection runs soon. */
-        deadline_in(&ts, 200);
-        if (!srv->bg_kick)
+         * second's precision. */
+        if (srv->bg_kick && now - last_round >= GC_ROUND_MS)
+            round = 1;
+        if (now - last_period >= srv->opts.gc_period_ms)
+            round = period = 1;
+        if (!round && now < next_tick) {
+            due = srv->bg_kick ? last_round + GC_ROUND_MS : next_tick;
+            if (due > next_tick)
+                due = next_tick;
+            deadline_in(&ts, (int)(due - now));
             pthread_cond_timedwait(&srv->bgcv, &srv->bglock, &ts);
-        if (srv->bg_stop)
-            break;
-        kicked = srv->bg_kick;
-        srv->bg_kick = 0;
+            continue;
+        }
+        if (round)
+            srv->bg_kick = 0;
         pthread_mutex_unlock(&srv->bglock);
-        api_watch_tick(srv);
-        since_gc = mono_ms() - last_gc;
-        /* A pass reads every stored object: kicks (deletes) bring it
-         * forward, but not more often than every half second. */
-        if (kicked)
-            pending = 1;
-        if ((pending && since_gc >= GC_KICK_MS) ||
-            since_gc >= srv->opts.gc_period_ms) {
-            last_gc = mono_ms();
-            pending = 0;
-            api_gc_pass(srv);
+        if (now >= next_tick) {
+            api_watch_tick(srv);
+            next_tick = now + TICK_MS;
+        }
+        if (round) {
+            api_gc_round(srv->gc, period);
+            last_round = mono_ms();
+            if (period)
+                last_period = last_round;
         }
         pthread_mutex_lock(&srv->bglock);
     }
@@ -167,11 +180,14 @@ dra_err dra_apiserver_new(const dra_apiserver_opts *opts, const dra_mem *mem,
     pthread_cond_init(&srv->bgcv, NULL);
     for (size_t i = 0; i < sizeof std_ns / sizeof std_ns[0] && !e; i++)
         e = ensure_namespace(srv, std_ns[i], d);
+    if (!e)
+        e = api_gc_new(srv, &srv->gc);
     if (!e && pthread_create(&srv->bg, NULL, bg_main, srv)) {
         dra_diag_add(d, "", 0, 0, "cannot start the API server's background thread");
         e = DRA_EIO;
     }
     if (e) {
+        api_gc_free(srv->gc);
         pthread_mutex_destroy(&srv->lock);
         pthread_mutex_destroy(&srv->bglock);
         pthread_cond_destroy(&srv->bgcv);
@@ -194,6 +210,7 @@ void dra_apiserver_free(dra_apiserver *srv)
         pthread_mutex_unlock(&srv->bglock);
         pthread_join(srv->bg, NULL);
     }
+    api_gc_free(srv->gc);
     pthread_mutex_destroy(&srv->lock);
     pthread_mutex_destroy(&srv->bglock);
     pthread_cond_destroy(&srv->bgcv);
