@@ -9,7 +9,9 @@
  * client certificate signed by drad's CA; anything else is 401.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +28,7 @@
 
 typedef struct hwatch hwatch;
 typedef struct job job;
+typedef struct worker worker;
 
 struct dra_apiserver_http {
     dra_apiserver *srv;
@@ -33,12 +36,12 @@ struct dra_apiserver_http {
     struct MHD_Daemon *d;
     int port;
 
-    pthread_mutex_t lock; /* jobs, watches, stopping */
-    pthread_cond_t cv, idle;
-    job *head, *tail;
-    int busy; /* jobs taken by workers and not finished */
-    pthread_t *workers;
+    pthread_mutex_t lock; /* jobs, idle workers, watches, stopping */
+    pthread_cond_t idle;  /* a stream ended */
+    job *head, *tail;     /* jobs no worker was free for */
+    worker *workers;
     int nworkers;
+    worker *idle_workers; /* each asleep on its own semaphore */
     hwatch *watches;
     int stopping;
 };
@@ -56,6 +59,18 @@ typedef struct conn {
 struct job {
     conn *cs;
     job *next;
+};
+
+/* A write worker. An idle one sleeps on its semaphore and is handed its
+ * job directly, so waking it takes no shared lock (a condition variable
+ * shared by 64 workers made each wake-up contend for the queue's lock). */
+struct worker {
+    dra_apiserver_http *h;
+    pthread_t t;
+    sem_t sem;
+    job *job; /* set before the post; NULL: stop */
+    worker *next_idle;
+    int started;
 };
 
 /* A streamed answer in flight. */
@@ -272,32 +287,46 @@ static enum MHD_Result answer(conn *cs)
     return rc;
 }
 
-static void *worker_main(void *arg)
+/* The next job: a queued one, or one handed over after sleeping idle.
+ * NULL when the server stops and nothing is queued. */
+static job *worker_next(worker *w)
 {
-    dra_apiserver_http *h = arg;
+    dra_apiserver_http *h = w->h;
+    job *j;
     pthread_mutex_lock(&h->lock);
-    for (;;) {
-        job *j;
-        while (!h->head && !h->stopping)
-            pthread_cond_wait(&h->cv, &h->lock);
-        if (!h->head)
-            break;
-        j = h->head;
+    if ((j = h->head)) {
         h->head = j->next;
         if (!h->head)
             h->tail = NULL;
-        h->busy++;
         pthread_mutex_unlock(&h->lock);
+        return j;
+    }
+    if (h->stopping) {
+        pthread_mutex_unlock(&h->lock);
+        return NULL;
+    }
+    /* Last in, first out: the most recently busy workers stay warm. */
+    w->next_idle = h->idle_workers;
+    h->idle_workers = w;
+    pthread_mutex_unlock(&h->lock);
+    while (sem_wait(&w->sem) && errno == EINTR)
+        ;
+    j = w->job;
+    w->job = NULL;
+    return j;
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    job *j;
+    while ((j = worker_next(w))) {
         /* The connection is suspended: answering it from here and then
          * resuming is what MHD allows for suspended connections. */
         answer(j->cs);
         MHD_resume_connection(j->cs->c);
-        dra_free(h->srv->mem, j);
-        pthread_mutex_lock(&h->lock);
-        h->busy--;
-        pthread_cond_broadcast(&h->idle);
+        dra_free(w->h->srv->mem, j);
     }
-    pthread_mutex_unlock(&h->lock);
     return NULL;
 }
 
@@ -407,18 +436,24 @@ static enum MHD_Result on_headers(dra_apiserver_http *h, struct MHD_Connection *
 static enum MHD_Result to_worker(dra_apiserver_http *h, conn *cs)
 {
     job *j = dra_calloc(h->srv->mem, 1, sizeof *j);
+    worker *w;
     if (!j)
         return MHD_NO;
     j->cs = cs;
     MHD_suspend_connection(cs->c);
     pthread_mutex_lock(&h->lock);
-    if (h->tail)
+    if ((w = h->idle_workers)) {
+        h->idle_workers = w->next_idle;
+        w->job = j;
+    } else if (h->tail) {
         h->tail->next = j;
-    else
-        h->head = j;
-    h->tail = j;
-    pthread_cond_signal(&h->cv);
+        h->tail = j;
+    } else {
+        h->head = h->tail = j;
+    }
     pthread_mutex_unlock(&h->lock);
+    if (w)
+        sem_post(&w->sem);
     return MHD_YES;
 }
 
@@ -504,14 +539,23 @@ static dra_err listen_addr(const char *host, int port, struct sockaddr_storage *
     return DRA_EINVAL;
 }
 
+/* Queued jobs are still answered; idle workers are woken with no job,
+ * busy ones stop when they find the queue empty. */
 static void stop_workers(dra_apiserver_http *h)
 {
+    worker *idle;
     pthread_mutex_lock(&h->lock);
     h->stopping = 1;
-    pthread_cond_broadcast(&h->cv);
+    idle = h->idle_workers;
+    h->idle_workers = NULL;
     pthread_mutex_unlock(&h->lock);
-    for (int i = 0; i < h->nworkers; i++)
-        pthread_join(h->workers[i], NULL);
+    for (; idle; idle = idle->next_idle)
+        sem_post(&idle->sem);
+    for (int i = 0; i < h->nworkers; i++) {
+        if (h->workers[i].started)
+            pthread_join(h->workers[i].t, NULL);
+        sem_destroy(&h->workers[i].sem);
+    }
     dra_free(h->srv->mem, h->workers);
     h->workers = NULL;
     h->nworkers = 0;
@@ -543,7 +587,6 @@ static struct MHD_Daemon *start_daemon(dra_apiserver_http *h,
 static void http_free(dra_apiserver_http *h)
 {
     pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->cv);
     pthread_cond_destroy(&h->idle);
     dra_free(h->srv->mem, h);
 }
@@ -570,7 +613,6 @@ dra_err dra_apiserver_http_start(dra_apiserver *srv,
     h->srv = srv;
     h->creds = opts->creds;
     pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->cv, NULL);
     pthread_cond_init(&h->idle, NULL);
     workers = opts->workers > 0 ? opts->workers : 64;
     h->workers = dra_calloc(srv->mem, (size_t)workers, sizeof *h->workers);
@@ -578,9 +620,17 @@ dra_err dra_apiserver_http_start(dra_apiserver *srv,
         http_free(h);
         return DRA_ENOMEM;
     }
-    for (; h->nworkers < workers; h->nworkers++)
-        if (pthread_create(&h->workers[h->nworkers], NULL, worker_main, h))
+    for (; h->nworkers < workers; h->nworkers++) {
+        worker *w = &h->workers[h->nworkers];
+        w->h = h;
+        if (sem_init(&w->sem, 0, 0))
             break;
+        if (pthread_create(&w->t, NULL, worker_main, w)) {
+            sem_destroy(&w->sem);
+            break;
+        }
+        w->started = 1;
+    }
     h->d = start_daemon(h, opts, &ss, v6);
     if (!h->d) {
         dra_diag_add(d, "", 0, 0, "cannot serve HTTPS on port %d (address in use, "
