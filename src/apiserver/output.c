@@ -1,8 +1,8 @@
 /*
  * output.c: objects on their way back to a client in the form asked for:
- * as stored (plain JSON), or as a meta.k8s.io/v1 Table built by the
- * printers of table.h (kubectl get) for single objects, lists and each
- * watch event.
+ * as stored (plain JSON), or as a meta.k8s.io/v1 Table from the printers
+ * of table.h (kubectl get) for single objects, lists and each watch
+ * event, streamed from the stored JSON row by row.
  */
 #include <stdio.h>
 #include <string.h>
@@ -34,16 +34,38 @@ dra_err api_table_opts_init(api_req *r, api_table_opts *o)
     return DRA_OK;
 }
 
-static dra_err reply_table(api_req *r, const dra_doc *const *objs, size_t n,
+/* The Table of |n| stored objects as the 200 answer. An object whose
+ * JSON does not read is left out, as a list leaves it out. */
+static dra_err reply_table(api_req *r, const dra_store_obj *const *objs, size_t n,
                            const api_table_opts *o)
 {
-    dra_doc *t;
-    dra_err e = api_table_build(&r->a, r->res, objs, n, o, &t);
+    dra_buf *b = &r->out->body;
+    dra_arena scratch;
+    dra_err e;
+    int first = 1;
+    dra_arena_init(&scratch, r->srv->mem);
+    dra_buf_reset(b);
+    e = api_table_stream_begin(&scratch, r->res, o, b);
+    for (size_t i = 0; i < n && !e; i++) {
+        size_t mark = b->len;
+        e = api_table_stream_row(&scratch, r->res, o, first, objs[i]->json, objs[i]->len, b);
+        if (e && e != DRA_ENOMEM) {
+            b->len = mark;
+            e = DRA_OK;
+            continue;
+        }
+        first = 0;
+    }
+    if (!e)
+        e = api_table_stream_end(b);
+    dra_arena_fini(&scratch);
+    if (!e && b->oom)
+        e = DRA_ENOMEM;
     if (e)
         return e;
-    e = api_reply_doc(r, 200, t);
+    r->out->code = 200;
     snprintf(r->out->content_type, sizeof r->out->content_type, TABLE_CT);
-    return e;
+    return DRA_OK;
 }
 
 const char *api_out_gv(api_req *r)
@@ -106,6 +128,7 @@ dra_err api_reply_objdoc(api_req *r, int code, const dra_doc *doc)
 dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
 {
     api_table_opts to;
+    char rvs[24];
     dra_doc *d;
     dra_err e;
     if (r->conv && !(r->table && code == 200)) {
@@ -117,35 +140,24 @@ dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
         return api_reply(r, code, o->json, o->len);
     if ((e = api_table_opts_init(r, &to)))
         return e == DRA_EINVAL ? DRA_OK : e;
-    if ((e = api_doc_parse(&r->a, o->json, o->len, &d)))
-        return e == DRA_ENOMEM ? e : api_reply(r, code, o->json, o->len);
-    to.resource_version = api_meta_str(d, "resourceVersion");
-    return reply_table(r, (const dra_doc *const *)&d, 1, &to);
+    snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)o->rv);
+    to.resource_version = rvs;
+    e = reply_table(r, &o, 1, &to);
+    return e && e != DRA_ENOMEM ? api_reply(r, code, o->json, o->len) : e;
 }
 
 dra_err api_reply_table_list(api_req *r, const dra_store_obj *const *objs,
                              size_t n, uint64_t rv, const char *cont)
 {
     api_table_opts to;
-    dra_doc **docs;
     char rvs[24];
     dra_err e;
-    size_t k = 0;
     if ((e = api_table_opts_init(r, &to)))
         return e == DRA_EINVAL ? DRA_OK : e;
-    docs = dra_arena_array(&r->a, n ? n : 1, sizeof *docs);
-    if (!docs)
-        return DRA_ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        if ((e = api_doc_parse(&r->a, objs[i]->json, objs[i]->len, &docs[k])) == DRA_ENOMEM)
-            return e;
-        if (!e)
-            k++;
-    }
     snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)rv);
     to.resource_version = rvs;
     to.continue_ = cont;
-    return reply_table(r, (const dra_doc *const *)docs, k, &to);
+    return reply_table(r, objs, n, &to);
 }
 
 dra_err api_table_event(dra_arena *a, const api_resource *res,
@@ -153,14 +165,20 @@ dra_err api_table_event(dra_arena *a, const api_resource *res,
                         const dra_store_obj *o, dra_buf *out)
 {
     api_table_opts to = *base;
-    dra_doc *d, *t;
+    char rvs[24];
+    size_t mark = out->len;
     dra_err e;
-    if ((e = api_doc_parse(a, o->json, o->len, &d)))
-        return e == DRA_ENOMEM ? e : dra_buf_append(out, o->json, o->len);
     to.now_ns = wall_ns();
     to.no_headers = !headers;
-    to.resource_version = api_meta_str(d, "resourceVersion");
-    if ((e = api_table_build(a, res, (const dra_doc *const *)&d, 1, &to, &t)))
-        return e;
-    return dra_doc_to_json(t, 0, out);
+    snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)o->rv);
+    to.resource_version = rvs;
+    if (!(e = api_table_stream_begin(a, res, &to, out)) &&
+        !(e = api_table_stream_row(a, res, &to, 1, o->json, o->len, out)))
+        e = api_table_stream_end(out);
+    if (e && e != DRA_ENOMEM) {
+        /* Not an object: sent as stored, as before. */
+        out->len = mark;
+        return dra_buf_append(out, o->json, o->len);
+    }
+    return e;
 }

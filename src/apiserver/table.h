@@ -44,6 +44,20 @@ dra_err api_table_build(dra_arena *a, const api_resource *res,
                         const dra_doc *const *objs, size_t n,
                         const api_table_opts *opts, dra_doc **out);
 
+/* The same Table written straight from stored JSON (table_stream.c),
+ * with no document of the whole Table: begin writes everything before
+ * the first row (|opts|' resource_version, continue_ and no_headers
+ * apply), each row call one object's row (|first| for the first row;
+ * |json| is the stored object, its metadata copied as stored), end
+ * closes the Table. |scratch| is reset by each call. DRA_ENOMEM;
+ * DRA_EPARSE when |json| is not an object. */
+dra_err api_table_stream_begin(dra_arena *scratch, const api_resource *res,
+                               const api_table_opts *opts, dra_buf *out);
+dra_err api_table_stream_row(dra_arena *scratch, const api_resource *res,
+                             const api_table_opts *opts, int first,
+                             const char *json, size_t len, dra_buf *out);
+dra_err api_table_stream_end(dra_buf *out);
+
 /* includeObject query value ("", "Metadata", "None", "Object") to the
  * policy. DRA_EINVAL (|st|: 400 BadRequest) for anything else. */
 dra_err api_table_parse_include(const char *s, api_table_include *out,
