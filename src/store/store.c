@@ -49,6 +49,15 @@ typedef struct sres {
     char *name;
     int64_t id; /* 0 until the database knows it */
     dra_map objs; /* key -> sentry */
+    /* The entries sorted by (namespace, name), for lists: rebuilt by the
+     * first list after an object came or went (an update keeps the
+     * order), so paged lists and lists of one namespace read a slice
+     * of it. Changed under the write lock (sdirty) or under the read
+     * lock and slock (the rebuild). */
+    pthread_mutex_t slock;
+    sentry **sorted;
+    size_t nsorted, scap;
+    int sdirty;
     sevent *ring; /* circular history, oldest at head */
     size_t cap, head, n;
     uint64_t compacted_rv;
@@ -237,6 +246,8 @@ static void res_free(dra_store *s, sres *r)
         }
     }
     dra_map_fini(&r->objs);
+    dra_free(s->mem, r->sorted);
+    pthread_mutex_destroy(&r->slock);
     for (size_t i = 0; i < r->n; i++) {
         sevent *ev = &r->ring[(r->head + i) % r->cap];
         sval_unref(ev->obj);
@@ -259,6 +270,8 @@ static sres *res_get(dra_store *s, const char *name)
         return NULL;
     r->name = dra_strdup(s->mem, name);
     dra_map_init(&r->objs, s->mem);
+    pthread_mutex_init(&r->slock, NULL);
+    r->sdirty = 1;
     if (!r->name || dra_map_put(&s->resmap, r->name, strlen(r->name), r)) {
         res_free(s, r);
         return NULL;
@@ -335,6 +348,7 @@ static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
             dra_map_del(&r->objs, key, keylen);
             sval_unref(e->cur);
             dra_free(s->mem, e);
+            r->sdirty = 1;
         }
         return DRA_OK;
     }
@@ -357,6 +371,7 @@ static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
     }
     s->nobjects++;
     s->live_bytes += v->pub.len;
+    r->sdirty = 1;
     return DRA_OK;
 }
 
@@ -596,17 +611,78 @@ dra_err dra_store_get(dra_store *s, const char *resource, const char *ns,
     return *out ? DRA_OK : DRA_ENOTFOUND;
 }
 
-static int item_cmp(const void *x, const void *y)
+/* (namespace, name) order of entries, and of an entry against a key. */
+static int key_cmp(const char *ans, const char *aname, const char *bns, const char *bname)
 {
-    const dra_store_item *a = x, *b = y;
-    int c = strcmp(a->ns, b->ns);
-    return c ? c : strcmp(a->name, b->name);
+    int c = strcmp(ans, bns);
+    return c ? c : strcmp(aname, bname);
 }
 
-static int after_pos(const sval *v, const char *ans, const char *aname)
+static int entry_cmp(const void *x, const void *y)
 {
-    int c = strcmp(v->ns, ans);
-    return c > 0 || (c == 0 && strcmp(v->name, aname) > 0);
+    const sentry *a = *(const sentry *const *)x, *b = *(const sentry *const *)y;
+    return key_cmp(a->cur->ns, a->cur->name, b->cur->ns, b->cur->name);
+}
+
+/* Makes r->sorted current (read lock and r->slock held). */
+static dra_err sorted_fresh(dra_store *s, sres *r)
+{
+    size_t k = 0;
+    if (!r->sdirty)
+        return DRA_OK;
+    if (r->scap < r->objs.live) {
+        size_t nc = r->objs.live + r->objs.live / 4 + 16;
+        sentry **nv = dra_realloc(s->mem, r->sorted, nc * sizeof *nv);
+        if (!nv)
+            return DRA_ENOMEM;
+        r->sorted = nv;
+        r->scap = nc;
+    }
+    for (size_t i = 0; i < r->objs.n; i++)
+        if (r->objs.entries[i].key && r->objs.entries[i].val)
+            r->sorted[k++] = r->objs.entries[i].val;
+    if (k > 1)
+        qsort(r->sorted, k, sizeof *r->sorted, entry_cmp);
+    r->nsorted = k;
+    r->sdirty = 0;
+    return DRA_OK;
+}
+
+/* Index of the first sorted entry after (|ns|, |name|) (|strict|) or
+ * at or after it. */
+static size_t sorted_bound(const sres *r, const char *ns, const char *name, int strict)
+{
+    size_t lo = 0, hi = r->nsorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const sval *v = r->sorted[mid]->cur;
+        int c = key_cmp(v->ns, v->name, ns, name);
+        if (c < 0 || (strict && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The range of r->sorted a list reads: [*from, *to). */
+static void list_range(const sres *r, const char *ns, const char *after_ns,
+                       const char *after_name, size_t *from, size_t *to)
+{
+    size_t lo = 0, hi = r->nsorted;
+    if (ns) {
+        lo = sorted_bound(r, ns, "", 0);
+        hi = lo;
+        while (hi < r->nsorted && !strcmp(r->sorted[hi]->cur->ns, ns))
+            hi++;
+    }
+    if (after_ns && after_name) {
+        size_t a = sorted_bound(r, after_ns, after_name, 1);
+        if (a > lo)
+            lo = a < hi ? a : hi;
+    }
+    *from = lo;
+    *to = hi;
 }
 
 dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
@@ -614,47 +690,43 @@ dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
                        size_t limit, dra_store_page *out, int *more)
 {
     sres *r;
-    size_t n = 0;
+    size_t from = 0, to = 0, n;
+    dra_err e = DRA_OK;
     memset(out, 0, sizeof *out);
+    out->priv = (void *)s->mem;
     if (more)
         *more = 0;
     pthread_rwlock_rdlock(&s->lock);
     out->rv = s->rv;
     r = resource ? res_find(s, resource) : NULL;
-    if (r && r->objs.live) {
-        out->items = dra_calloc(s->mem, r->objs.live, sizeof *out->items);
-        if (!out->items) {
-            pthread_rwlock_unlock(&s->lock);
-            return DRA_ENOMEM;
-        }
-        for (size_t i = 0; i < r->objs.n; i++) {
-            sentry *e = r->objs.entries[i].val;
-            if (!r->objs.entries[i].key || !e)
-                continue;
-            if (ns && strcmp(e->cur->ns, ns))
-                continue;
-            if (after_ns && after_name &&
-                !after_pos(e->cur, after_ns, after_name))
-                continue;
-            out->items[n].ns = e->cur->ns;
-            out->items[n].name = e->cur->name;
-            out->items[n].obj = &sval_ref(e->cur)->pub;
-            n++;
-        }
+    if (!r || !r->objs.live) {
+        pthread_rwlock_unlock(&s->lock);
+        return DRA_OK;
     }
-    pthread_rwlock_unlock(&s->lock);
-    if (n > 1)
-        qsort(out->items, n, sizeof *out->items, item_cmp);
+    pthread_mutex_lock(&r->slock);
+    if (!(e = sorted_fresh(s, r)))
+        list_range(r, ns, after_ns, after_name, &from, &to);
+    n = to - from;
     if (limit && n > limit) {
-        for (size_t i = limit; i < n; i++)
-            dra_store_obj_unref(out->items[i].obj);
         n = limit;
         if (more)
             *more = 1;
     }
-    out->n = n;
-    out->priv = (void *)s->mem;
-    return DRA_OK;
+    if (!e && n && !(out->items = dra_calloc(s->mem, n, sizeof *out->items)))
+        e = DRA_ENOMEM;
+    for (size_t i = 0; !e && i < n; i++) {
+        sval *v = r->sorted[from + i]->cur;
+        out->items[i].ns = v->ns;
+        out->items[i].name = v->name;
+        out->items[i].obj = &sval_ref(v)->pub;
+    }
+    if (!e)
+        out->n = n;
+    pthread_mutex_unlock(&r->slock);
+    pthread_rwlock_unlock(&s->lock);
+    if (e && more)
+        *more = 0;
+    return e;
 }
 
 dra_err dra_store_list_one(dra_store *s, const char *resource, const char *ns,

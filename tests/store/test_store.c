@@ -193,6 +193,32 @@ static void test_list(void **state)
     assert_int_equal(l.n, 0);
     dra_store_page_fini(&l);
     dra_store_page_fini(&l);
+    /* The sorted index follows deletes, creates and updates made after a
+     * list built it. */
+    assert_int_equal(put(s, DRA_STORE_DELETE, "claims", "ns1", "a", 0, "", NULL), 0);
+    assert_int_equal(put(s, DRA_STORE_CREATE, "claims", "ns1", "bb", 0, "", NULL), 0);
+    assert_int_equal(put(s, DRA_STORE_CREATE, "claims", "ns0", "z", 0, "", NULL), 0);
+    assert_int_equal(put(s, DRA_STORE_UPDATE, "claims", "ns1", "c", 0, "new", NULL), 0);
+    assert_int_equal(dra_store_list(s, "claims", "ns1", NULL, NULL, 0, &l, &more), 0);
+    assert_int_equal(l.n, 5);
+    assert_string_equal(l.items[0].name, "b");
+    assert_string_equal(l.items[1].name, "bb");
+    assert_string_equal(l.items[2].name, "c");
+    assert_non_null(strstr(l.items[2].obj->json, "\"new\""));
+    dra_store_page_fini(&l);
+    assert_int_equal(dra_store_list(s, "claims", NULL, NULL, NULL, 0, &l, &more), 0);
+    assert_int_equal(l.n, 11);
+    assert_string_equal(l.items[0].ns, "ns0");
+    dra_store_page_fini(&l);
+    /* A continue key that no longer exists still resumes after it. */
+    assert_int_equal(dra_store_list(s, "claims", "ns1", "ns1", "a", 1, &l, &more), 0);
+    assert_int_equal(l.n, 1);
+    assert_string_equal(l.items[0].name, "b");
+    assert_true(more);
+    dra_store_page_fini(&l);
+    assert_int_equal(dra_store_list(s, "claims", "ns3", NULL, NULL, 0, &l, &more), 0);
+    assert_int_equal(l.n, 0);
+    dra_store_page_fini(&l);
     dra_store_close(s);
     tdir_rm(&t);
 }
