@@ -34,6 +34,7 @@ typedef struct sval {
 
 typedef struct sentry {
     sval *cur;
+    sval *loadlast; /* while loading: the value of the key's last event */
     size_t keylen;
     char key[]; /* "ns/name" */
 } sentry;
@@ -335,6 +336,30 @@ static size_t ring_after(sres *r, uint64_t after)
     return lo;
 }
 
+/* Adds |key|, absent from |r|, with |v| (a new reference) as its state.
+ * The write lock is held. */
+static dra_err index_add(dra_store *s, sres *r, const char *key, size_t keylen,
+                         sval *v, sentry **out)
+{
+    sentry *e = dra_malloc(s->mem, sizeof *e + keylen + 1);
+    if (!e)
+        return DRA_ENOMEM;
+    memcpy(e->key, key, keylen + 1);
+    e->keylen = keylen;
+    e->cur = v;
+    e->loadlast = NULL;
+    if (dra_map_put(&r->objs, e->key, keylen, e)) {
+        dra_free(s->mem, e);
+        return DRA_ENOMEM;
+    }
+    s->nobjects++;
+    s->live_bytes += v->pub.len;
+    r->sdirty = 1;
+    if (out)
+        *out = e;
+    return DRA_OK;
+}
+
 /* Makes |v| (a new reference, or NULL to delete) the current state of
  * |key| in |r|, updating the counters. The write lock is held. */
 static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
@@ -359,20 +384,7 @@ static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
         s->live_bytes += v->pub.len;
         return DRA_OK;
     }
-    e = dra_malloc(s->mem, sizeof *e + keylen + 1);
-    if (!e)
-        return DRA_ENOMEM;
-    memcpy(e->key, key, keylen + 1);
-    e->keylen = keylen;
-    e->cur = v;
-    if (dra_map_put(&r->objs, e->key, keylen, e)) {
-        dra_free(s->mem, e);
-        return DRA_ENOMEM;
-    }
-    s->nobjects++;
-    s->live_bytes += v->pub.len;
-    r->sdirty = 1;
-    return DRA_OK;
+    return index_add(s, r, key, keylen, v, NULL);
 }
 
 /* ---- loading ------------------------------------------------------------------ */
@@ -381,6 +393,12 @@ typedef struct loader {
     dra_store *s;
     dra_map byid; /* id bytes -> sres */
     dra_map last; /* id bytes + "ns/name" -> last event value (borrowed) */
+    /* The live objects by resourceVersion: an event that is its object's
+     * current state (no value of its own) finds the object here with a
+     * cursor, as events come in rv order, instead of by key. */
+    struct byrv { uint64_t rv; sentry *e; } *byrv;
+    size_t nbyrv, cbyrv, cur;
+    int unsorted, sorted;
     dra_arena a;
     int64_t last_id; /* rows come grouped: remember the last lookup */
     sres *last_r;
@@ -412,6 +430,42 @@ static dra_err load_resource(void *ud, int64_t id, const char *name,
     return dra_map_put(&l->byid, k, sizeof id, r);
 }
 
+static dra_err byrv_add(loader *l, uint64_t rv, sentry *e)
+{
+    void *p = l->byrv;
+    if (dra_grow(l->s->mem, &p, &l->cbyrv, l->nbyrv + 1, sizeof *l->byrv))
+        return DRA_ENOMEM;
+    l->byrv = p;
+    if (l->nbyrv && l->byrv[l->nbyrv - 1].rv > rv)
+        l->unsorted = 1;
+    l->byrv[l->nbyrv].rv = rv;
+    l->byrv[l->nbyrv++].e = e;
+    return DRA_OK;
+}
+
+static int byrv_cmp(const void *x, const void *y)
+{
+    const struct byrv *a = x, *b = y;
+    return a->rv < b->rv ? -1 : a->rv > b->rv;
+}
+
+/* The live object whose state is |rv|, for events in rv order. */
+static sentry *byrv_find(loader *l, uint64_t rv, const char *key, size_t kl)
+{
+    sentry *e;
+    if (!l->sorted) {
+        if (l->unsorted)
+            qsort(l->byrv, l->nbyrv, sizeof *l->byrv, byrv_cmp);
+        l->sorted = 1;
+    }
+    while (l->cur < l->nbyrv && l->byrv[l->cur].rv < rv)
+        l->cur++;
+    if (l->cur == l->nbyrv || l->byrv[l->cur].rv != rv)
+        return NULL;
+    e = l->byrv[l->cur].e;
+    return e->keylen == kl && !memcmp(e->key, key, kl) ? e : NULL;
+}
+
 static dra_err load_object(void *ud, int64_t res, const char *ns,
                            const char *name, uint64_t rv, const char *value,
                            size_t len)
@@ -420,17 +474,19 @@ static dra_err load_object(void *ud, int64_t res, const char *ns,
     sres *r = load_res(l, res);
     char key[KEY_MAX];
     size_t kl = make_key(key, ns, name);
+    sentry *e = NULL;
     sval *v;
     if (!r || !kl)
         return DRA_OK; /* an orphan row: nothing refers to it */
     v = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name);
     if (!v)
         return DRA_ENOMEM;
-    if (index_set(l->s, r, key, kl, v)) {
+    /* Rows are unique by key (the objects_key index): no lookup first. */
+    if (index_add(l->s, r, key, kl, v, &e)) {
         sval_unref(v);
         return DRA_ENOMEM;
     }
-    return DRA_OK;
+    return byrv_add(l, rv, e); /* the index owns v now */
 }
 
 static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
@@ -445,7 +501,9 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
     sevent ev = {rv, type, 0, NULL, NULL};
     if (!r || !kl || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
         return DRA_OK;
-    e = dra_map_get(&r->objs, key, kl);
+    e = value ? NULL : byrv_find(l, rv, key, kl);
+    if (!e)
+        e = dra_map_get(&r->objs, key, kl);
     /* The newest event of a live object holds the same bytes as the
      * object: share them. */
     /* A NULL value is the object's current state: share its bytes. */
@@ -458,7 +516,19 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
         return DRA_ENOMEM;
     ev.counted = value != NULL;
     /* The previous state of the key, for watch filters, is the value of
-     * its previous event: tracked by (resource id, key). */
+     * its previous event: kept in the live object's entry, or for a key
+     * no longer live by (resource id, key). */
+    if (e) {
+        if (type != DRA_STORE_ADDED)
+            ev.prev = sval_ref(e->loadlast);
+        if (ring_push(l->s, r, &ev)) {
+            sval_unref(ev.obj);
+            sval_unref(ev.prev);
+            return DRA_ENOMEM;
+        }
+        e->loadlast = ev.obj;
+        return DRA_OK;
+    }
     lk = dra_arena_alloc(&l->a, sizeof res + kl);
     if (!lk) {
         sval_unref(ev.obj);
@@ -488,6 +558,7 @@ static dra_err store_load(dra_store *s, dra_diag *d)
     e = sdb_load(s->db, &cb, &s->rv, d);
     dra_map_fini(&l.byid);
     dra_map_fini(&l.last);
+    dra_free(s->mem, l.byrv);
     dra_arena_fini(&l.a);
     return e;
 }
