@@ -26,9 +26,34 @@ e2e_cleanup() {
     done
     E2E_PIDS=()
     e2e_stop_drad
+    # A drad that was killed or failed to stop may leave its plugin
+    # children and container shims (they outlive drad by design):
+    # everything whose command line names this test's directory is ended
+    # by its pid, read from /proc/*/cmdline.
+    if [ -n "$E2E_TMP" ]; then
+        for p in $(e2e_leftover_pids); do
+            kill -KILL "$p" 2>/dev/null
+        done
+    fi
     if [ -n "$E2E_TMP" ] && [ -z "${E2E_KEEP:-}" ]; then
         rm -rf "$E2E_TMP"
     fi
+}
+
+# The pids of dra-shim and dra-gpu-plugin processes whose command line
+# names a path under $E2E_TMP.
+e2e_leftover_pids() {
+    local f argv
+    for f in /proc/[0-9]*/cmdline; do
+        argv=$(tr '\0' '\n' 2>/dev/null <"$f") || continue
+        case "${argv%%$'\n'*}" in
+        dra-shim | */dra-shim | */dra-gpu-plugin) ;;
+        *) continue ;;
+        esac
+        case "$argv" in
+        *"$E2E_TMP/"*) f=${f#/proc/} && echo "${f%/cmdline}" ;;
+        esac
+    done
 }
 
 # e2e_init NAME: temporary directory, trap, the known-failure list.
