@@ -308,22 +308,45 @@ static void test_reopen(void **state)
     assert_int_equal(put(s, DRA_STORE_UPDATE, "pods", "a", "p1", rv, "2", NULL), 0);
     assert_int_equal(put(s, DRA_STORE_CREATE, "pods", "a", "p2", 0, "1", NULL), 0);
     assert_int_equal(put(s, DRA_STORE_DELETE, "pods", "a", "p2", 0, "x", NULL), 0);
+    /* Deleted and made again: the history's previous states run across
+     * the gap. */
+    assert_int_equal(put(s, DRA_STORE_CREATE, "other", "a", "q", 0, "q1", NULL), 0);
+    assert_int_equal(put(s, DRA_STORE_DELETE, "other", "a", "q", 0, "qx", NULL), 0);
+    assert_int_equal(put(s, DRA_STORE_CREATE, "other", "a", "q", 0, "q3", &rv), 0);
+    assert_int_equal(put(s, DRA_STORE_UPDATE, "other", "a", "q", rv, "q4", NULL), 0);
     dra_store_close(s);
     s = open_store(&t, NULL);
-    assert_int_equal(dra_store_rv(s), 4);
+    assert_int_equal(dra_store_watch_open(s, "other", NULL, 4, NULL, NULL, &w), 0);
+    assert_int_equal(dra_store_watch_poll(w, ev, 8, &n), 0);
+    assert_int_equal(n, 4);
+    assert_int_equal(ev[1].type, DRA_STORE_DELETED);
+    assert_non_null(strstr(ev[1].prev->json, "\"q1\""));
+    assert_int_equal(ev[2].type, DRA_STORE_ADDED);
+    assert_int_equal(ev[3].type, DRA_STORE_MODIFIED);
+    assert_non_null(strstr(ev[3].prev->json, "\"q3\""));
+    assert_non_null(strstr(ev[3].obj->json, "\"q4\""));
+    for (size_t i = 0; i < n; i++)
+        dra_store_event_fini(&ev[i]);
+    dra_store_watch_close(w);
+    dra_store_close(s);
+    s = open_store(&t, NULL);
+    assert_int_equal(dra_store_rv(s), 8);
     assert_int_equal(dra_store_get(s, "pods", "a", "p1", &o), 0);
     assert_int_equal(o->rv, 2);
     dra_store_obj_unref(o);
     assert_int_equal(dra_store_get(s, "pods", "a", "p2", &o), DRA_ENOTFOUND);
     assert_int_equal(put(s, DRA_STORE_CREATE, "pods", "a", "p3", 0, "1", &rv), 0);
-    assert_int_equal(rv, 5);
+    assert_int_equal(rv, 9);
     assert_int_equal(dra_store_watch_open(s, "pods", NULL, 1, NULL, NULL, &w), 0);
     assert_int_equal(dra_store_watch_poll(w, ev, 8, &n), 0);
     assert_int_equal(n, 4);
     assert_int_equal(ev[0].type, DRA_STORE_MODIFIED);
     assert_non_null(ev[0].prev); /* rebuilt from the history on load */
+    assert_non_null(strstr(ev[0].prev->json, "\"v\":\"1\""));
+    assert_non_null(strstr(ev[0].obj->json, "\"v\":\"2\""));
     assert_int_equal(ev[2].type, DRA_STORE_DELETED);
-    assert_int_equal(ev[3].rv, 5);
+    assert_non_null(strstr(ev[2].prev->json, "\"name\":\"p2\""));
+    assert_int_equal(ev[3].rv, 9);
     for (size_t i = 0; i < n; i++)
         dra_store_event_fini(&ev[i]);
     dra_store_watch_close(w);
