@@ -38,6 +38,15 @@ typedef struct cfg {
 
 static const dra_gvr pods_gvr = DRA_GVR_PODS;
 
+/* The process' CPU time (all threads: the API server, the store, the
+ * scheduler, the controller and the clients), in seconds. */
+static double proc_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -451,7 +460,7 @@ int main(int argc, char **argv)
     dra_sched_stats st;
     pthread_t *th;
     run r;
-    double t_setup, t_end, *lat;
+    double t_setup, t_end, *lat, cpu0, cpu_used;
     long rss_before;
     parse_args(argc, argv, &c);
     if (c.offline) { /* the scheduler core and the explain alone, no API server */
@@ -509,6 +518,7 @@ int main(int argc, char **argv)
         usleep(10000);
     rss_before = rss_kib("VmRSS:");
     th = calloc((size_t)c.clients, sizeof *th);
+    cpu0 = proc_cpu_s();
     r.t0 = now_s();
     for (int i = 0; i < c.clients; i++)
         pthread_create(&th[i], NULL, creator, &r);
@@ -527,6 +537,7 @@ int main(int argc, char **argv)
             if (r.bound[i] > last)
                 last = r.bound[i];
         t_end = last;
+        cpu_used = proc_cpu_s() - cpu0;
         printf("created %d pods in %.2f s (%.0f creates/s)\n", c.pods, created_all - r.t0,
                c.pods / (created_all - r.t0));
     }
@@ -540,6 +551,8 @@ int main(int argc, char **argv)
         dra_sched_get_stats(s, &st);
         printf("bound %d/%d pods; first create to last bound %.2f s: %.0f pods/s\n", n, c.pods,
                t_end - r.t0, n / (t_end - r.t0));
+        printf("CPU from the first create to the last bound: %.2f s, %.0f us per pod\n",
+               cpu_used, cpu_used * 1e6 / c.pods);
         if (n)
             printf("create->bound latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
                    lat[n / 2] * 1e3, lat[(size_t)(n * 0.99)] * 1e3, lat[n - 1] * 1e3);
