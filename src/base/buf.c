@@ -27,6 +27,10 @@ void dra_buf_reset(dra_buf *b)
 static dra_err reserve(dra_buf *b, size_t extra)
 {
     void *p = b->p;
+    /* The common case, room already there, without a call into dra_grow:
+     * the JSON encoder appends a few bytes at a time. */
+    if (b->cap > b->len && extra < b->cap - b->len)
+        return DRA_OK;
     if (extra > SIZE_MAX - b->len - 1)
         goto oom;
     if (dra_grow(b->mem, &p, &b->cap, b->len + extra + 1, 1) != DRA_OK)

@@ -111,7 +111,7 @@ static dra_doc *jp_node(jp *j, dra_doc_kind kind)
 static int jp_push(jp *j, const char *key, size_t keylen, dra_doc *val)
 {
     void *v = j->stk;
-    if (dra_grow(j->a->mem, &v, &j->cap, j->n + 1, sizeof *j->stk) != DRA_OK) {
+    if (j->n >= j->cap && dra_grow(j->a->mem, &v, &j->cap, j->n + 1, sizeof *j->stk) != DRA_OK) {
         jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
         return 0;
     }
@@ -207,9 +207,70 @@ static size_t jp_escape(jp *j, char *o)
     return put_utf8(o, cp);
 }
 
-/* A string literal at j->p (on the opening quote). The decoded text never
- * outgrows the source, so one arena block of the raw length suffices. */
+/* Eight bytes at a time (the classic SWAR tests): whether any byte of
+ * |v| is a control character, above 0x7F, or equal to one of |n| bytes
+ * given as |want|. A borrow may flag a byte after a true hit too, which
+ * only sends that chunk to the byte-wise code. */
+#define JSON_ONES 0x0101010101010101ull
+#define JSON_HIGH 0x8080808080808080ull
+
+static int json_zero8(uint64_t v)
+{
+    return ((v - JSON_ONES) & ~v & JSON_HIGH) != 0;
+}
+
+static int json_stop8(uint64_t v, const char *want, int n)
+{
+    if ((v | ((v - JSON_ONES * 0x20) & ~v)) & JSON_HIGH)
+        return 1;
+    for (int i = 0; i < n; i++)
+        if (json_zero8(v ^ (JSON_ONES * (unsigned char)want[i])))
+            return 1;
+    return 0;
+}
+
+/* The end of the run of bytes from |p| that a string literal copies as
+ * they are: printable ASCII other than the quote and the backslash. */
+static const char *jp_plain_run(const char *p, const char *end)
+{
+    uint64_t v;
+    while (end - p >= 8) {
+        memcpy(&v, p, 8);
+        if (json_stop8(v, "\"\\", 2))
+            break;
+        p += 8;
+    }
+    while (p < end && (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x80 && *p != '"' &&
+           *p != '\\')
+        p++;
+    return p;
+}
+
+static char *jp_string_escaped(jp *j, size_t *len);
+
+/* A string literal at j->p (on the opening quote). Most are plain ASCII
+ * without escapes: one scan and a copy. */
 static char *jp_string(jp *j, size_t *len)
+{
+    const char *start = j->p + 1, *q = jp_plain_run(start, j->end);
+    char *buf;
+    size_t n;
+    if (q >= j->end || *q != '"')
+        return jp_string_escaped(j, len);
+    n = (size_t)(q - start);
+    if (!(buf = dra_arena_alloc(j->a, n + 1)))
+        return jp_fail(j, j->p, DRA_ENOMEM, "out of memory");
+    memcpy(buf, start, n);
+    buf[n] = '\0';
+    j->p = q + 1;
+    *len = n;
+    return buf;
+}
+
+/* The general case: escapes, UTF-8 (validated) and the errors. The decoded
+ * text never outgrows the source, so one arena block of the raw length
+ * suffices. */
+static char *jp_string_escaped(jp *j, size_t *len)
 {
     const char *q = j->p + 1, *raw_end;
     char *buf, *o;
@@ -545,6 +606,18 @@ typedef struct je {
     dra_err err;
 } je;
 
+/* dra_buf_putc without the call when there is room: the encoder writes
+ * its punctuation a byte at a time. */
+static void je_putc(dra_buf *out, char c)
+{
+    if (out->cap - out->len > 1) {
+        out->p[out->len++] = c;
+        out->p[out->len] = '\0';
+    } else {
+        dra_buf_putc(out, c);
+    }
+}
+
 static void je_nl(je *e, int depth)
 {
     static const char sp[] = "\n                                                                ";
@@ -560,13 +633,21 @@ static void je_string(dra_buf *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     size_t i = 0, run = 0;
-    dra_buf_putc(out, '"');
+    je_putc(out, '"');
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
         uint32_t cp = 0; /* stays 0 when the UTF-8 decode fails */
         int n;
         const char *esc = NULL;
         char u[7];
+        uint64_t v8;
+        if (len - i >= 8) {
+            memcpy(&v8, s + i, 8);
+            if (!json_stop8(v8, "\"\\<>&", 5)) {
+                i += 8, run += 8;
+                continue;
+            }
+        }
         if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
             i++, run++;
             continue;
@@ -607,7 +688,22 @@ static void je_string(dra_buf *out, const char *s, size_t len)
         i += (size_t)n;
     }
     dra_buf_append(out, s + i - run, run);
-    dra_buf_putc(out, '"');
+    je_putc(out, '"');
+}
+
+/* What printf's %lld writes, without printf. */
+static void je_int(dra_buf *out, int64_t i)
+{
+    char d[24], *o = d + sizeof d;
+    /* Negative magnitudes so INT64_MIN needs no special case. */
+    int64_t v = i < 0 ? i : -i;
+    do {
+        *--o = (char)('0' - v % 10);
+        v /= 10;
+    } while (v);
+    if (i < 0)
+        *--o = '-';
+    dra_buf_append(out, o, (size_t)(d + sizeof d - o));
 }
 
 static void je_value(je *e, const dra_doc *v, int depth)
@@ -626,7 +722,7 @@ static void je_value(je *e, const dra_doc *v, int depth)
         dra_buf_puts(e->out, v->u.b ? "true" : "false");
         break;
     case DRA_DOC_INT:
-        dra_buf_printf(e->out, "%lld", (long long)v->u.i);
+        je_int(e->out, v->u.i);
         break;
     case DRA_DOC_FLOAT:
         if (v->u.f.num && codec_is_json_number(v->u.f.num, strlen(v->u.f.num)))
@@ -638,32 +734,35 @@ static void je_value(je *e, const dra_doc *v, int depth)
         je_string(e->out, v->u.str.s, v->u.str.len);
         break;
     case DRA_DOC_LIST:
-        dra_buf_putc(e->out, '[');
+        je_putc(e->out, '[');
         for (size_t i = 0; i < v->u.list.n; i++) {
             if (i)
-                dra_buf_putc(e->out, ',');
+                je_putc(e->out, ',');
             if (e->indent)
                 je_nl(e, depth + 1);
             je_value(e, v->u.list.items[i], depth + 1);
         }
         if (e->indent && v->u.list.n)
             je_nl(e, depth);
-        dra_buf_putc(e->out, ']');
+        je_putc(e->out, ']');
         break;
     case DRA_DOC_MAP:
-        dra_buf_putc(e->out, '{');
+        je_putc(e->out, '{');
         for (size_t i = 0; i < v->u.map.n; i++) {
             if (i)
-                dra_buf_putc(e->out, ',');
+                je_putc(e->out, ',');
             if (e->indent)
                 je_nl(e, depth + 1);
             je_string(e->out, v->u.map.m[i].key, v->u.map.m[i].keylen);
-            dra_buf_puts(e->out, e->indent ? ": " : ":");
+            if (e->indent)
+                dra_buf_append(e->out, ": ", 2);
+            else
+                je_putc(e->out, ':');
             je_value(e, v->u.map.m[i].val, depth + 1);
         }
         if (e->indent && v->u.map.n)
             je_nl(e, depth);
-        dra_buf_putc(e->out, '}');
+        je_putc(e->out, '}');
         break;
     default:
         e->err = DRA_EINVAL;

@@ -196,6 +196,59 @@ static void test_encode(void **state)
     dra_arena_fini(&a);
 }
 
+/* The decoder and the encoder take plain text eight bytes at a time:
+ * every special byte at every offset of strings 0..19 bytes long, so a
+ * hit in any lane of a chunk or in the tail is found, and integers at
+ * the edges of int64. */
+static void test_string_chunks(void **state)
+{
+    static const struct {
+        const char *src, *dec, *enc; /* in the literal, decoded, re-encoded */
+    } sp[] = {
+        {"\\\"", "\"", "\\\""}, {"\\\\", "\\", "\\\\"}, {"\\n", "\n", "\\n"},
+        {"<", "<", "\\u003c"},  {">", ">", "\\u003e"},  {"&", "&", "\\u0026"},
+        {"\xc3\xa9", "\xc3\xa9", "\xc3\xa9"}, {"\x7f", "\x7f", "\x7f"},
+        {"\\u0041", "A", "A"},
+    };
+    static const int64_t ints[] = {0, 7, -7, 10, -10, 123456789, INT64_MAX, INT64_MIN};
+    dra_arena a;
+    char src[64], dec[64], enc[64], num[32];
+    (void)state;
+    dra_arena_init(&a, NULL);
+    for (size_t len = 0; len < 20; len++)
+        for (size_t at = 0; at <= len; at++)
+            for (size_t k = 0; k < sizeof sp / sizeof sp[0]; k++) {
+                dra_doc *d;
+                dra_buf b;
+                /* |len| plain bytes with the special one inserted at |at| */
+                snprintf(src, sizeof src, "\"%.*s%s%.*s\"", (int)at, "abcdefghijklmnopqrst",
+                         sp[k].src, (int)(len - at), "ABCDEFGHIJKLMNOPQRST");
+                snprintf(dec, sizeof dec, "%.*s%s%.*s", (int)at, "abcdefghijklmnopqrst",
+                         sp[k].dec, (int)(len - at), "ABCDEFGHIJKLMNOPQRST");
+                snprintf(enc, sizeof enc, "\"%.*s%s%.*s\"", (int)at, "abcdefghijklmnopqrst",
+                         sp[k].enc, (int)(len - at), "ABCDEFGHIJKLMNOPQRST");
+                d = parse_ok(&a, src);
+                assert_int_equal(d->kind, DRA_DOC_STRING);
+                assert_int_equal(d->u.str.len, strlen(dec));
+                assert_string_equal(d->u.str.s, dec);
+                dra_buf_init(&b, NULL);
+                assert_int_equal(dra_doc_to_json(d, 0, &b), DRA_OK);
+                assert_string_equal(b.p, enc);
+                dra_buf_fini(&b);
+                /* a raw control byte there is an error wherever it is */
+                snprintf(src, sizeof src, "\"%.*s\x01%.*s\"", (int)at, "abcdefghijklmnopqrst",
+                         (int)(len - at), "ABCDEFGHIJKLMNOPQRST");
+                d = (dra_doc *)1;
+                assert_int_equal(dra_doc_parse_json(&a, src, strlen(src), &d, NULL), DRA_EPARSE);
+                assert_null(d);
+            }
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+        snprintf(num, sizeof num, "%lld", (long long)ints[i]);
+        check_json(dra_doc_new_int(&a, ints[i]), 0, num);
+    }
+    dra_arena_fini(&a);
+}
+
 static void test_roundtrip_files(void **state)
 {
     static const char *const files[] = {"resourceslice.json", "resourceclaim.json"};
@@ -349,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_encode),
+        cmocka_unit_test(test_string_chunks),
         cmocka_unit_test(test_roundtrip_files),
         cmocka_unit_test(test_builders_equal),
         cmocka_unit_test(test_sort_keys),
