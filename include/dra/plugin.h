@@ -9,6 +9,9 @@
  * node's ResourceSlice through a dra_cluster and answers the standard
  * gRPC health check. The client half is what drad's node agent (or any
  * kubelet stand-in) uses to talk to such a plugin, this one or NVIDIA's.
+ * The servers are on nghttp2 (library dra_plugin); the client is on the
+ * gRPC core library and lives in library dra_plugin_client, so a program
+ * that only serves does not load gRPC.
  *
  * Threads: a dra_plugin_client may be used from several threads at once
  * (each call has its own completion queue); a dra_plugin is started and

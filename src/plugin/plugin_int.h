@@ -1,7 +1,7 @@
 /*
  * plugin/plugin_int.h: internals of module plugin shared between its
  * files (and the plugin's tests and fuzzers): the protobuf layer (pb.c),
- * the gRPC server adapter (grpc_server.c), the RPC handlers (service.c),
+ * the gRPC server (h2_core.c, h2_server.c, h2_client.c), the RPC handlers (service.c),
  * CDI specs (cdi.c), the checkpoint (checkpoint.c), opaque configuration
  * (config.c), prepare/unprepare (prepare.c), publishing (publish.c) and
  * device health (health.c).
@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* ssize_t */
 
 #include "dra/api.h"
 #include "dra/base.h"
@@ -94,7 +95,7 @@ dra_err plugin_pb_encode_health_resp(int status, dra_buf *out) DRA_HIDDEN;
 dra_err plugin_pb_decode_health_resp(dra_arena *a, const uint8_t *data,
                                      size_t len, int *status) DRA_HIDDEN;
 
-/* ---- gRPC server (grpc_server.c) ------------------------------------------ */
+/* ---- gRPC server (h2_core.c, h2_server.c) ------------------------------------ */
 
 /* One call as the handler sees it: the full method name and request
  * bytes in; the handler sets |code| (DRA_GRPC_*), |msg| and, for OK,
@@ -131,6 +132,64 @@ int plugin_server_port(const plugin_server *s) DRA_HIDDEN;
 /* Stops accepting, cancels calls in flight, joins the workers and frees
  * the server. NULL: no-op. */
 void plugin_server_stop(plugin_server *s) DRA_HIDDEN;
+
+/* One gRPC connection's protocol state (h2_core.c), without I/O: the
+ * owner feeds it the bytes read, writes out what plugin_h2_send gives,
+ * and answers each call the dispatch callback hands it. Not thread-safe:
+ * one thread drives a connection. */
+typedef struct plugin_h2 plugin_h2;
+
+/* A complete unary request. From dispatch on it belongs to the owner,
+ * who runs the handler on |rpc| (any thread) and gives it back with
+ * plugin_h2_answer (the connection's thread) or plugin_h2_call_free. */
+typedef struct plugin_h2_call plugin_h2_call;
+struct plugin_h2_call {
+    plugin_h2_call *next; /* the owner's queues */
+    void *owner;
+    int32_t stream_id;
+    dra_buf in, out;
+    plugin_rpc rpc;
+    char method[256];
+};
+
+typedef struct plugin_h2_cfg {
+    size_t max_message;   /* request and answer limit, bytes */
+    uint32_t max_streams; /* streams open at once (0: 100) */
+    void (*dispatch)(void *ud, plugin_h2_call *c);
+    void *ud;
+    const dra_mem *mem;
+} plugin_h2_cfg;
+
+/* DRA_OK or DRA_ENOMEM. The server's SETTINGS are queued to send. */
+dra_err plugin_h2_new(const plugin_h2_cfg *cfg, plugin_h2 **out) DRA_HIDDEN;
+/* Frees the connection; calls already dispatched stay the owner's. */
+void plugin_h2_free(plugin_h2 *h) DRA_HIDDEN;
+/* Bytes from the peer. 0; -1 when the connection is broken (close it). */
+int plugin_h2_recv(plugin_h2 *h, const uint8_t *data, size_t len) DRA_HIDDEN;
+/* The next bytes to write (valid until the next call), 0 when none, -1
+ * when the connection is broken. */
+ssize_t plugin_h2_send(plugin_h2 *h, const uint8_t **data) DRA_HIDDEN;
+/* 1 when the connection has nothing more to read or write. */
+int plugin_h2_done(const plugin_h2 *h) DRA_HIDDEN;
+/* Queues a GOAWAY; the connection is done once it is written. */
+void plugin_h2_goaway(plugin_h2 *h) DRA_HIDDEN;
+/* Sends |c|'s answer (rpc.code, rpc.msg, and for OK the message in
+ * out) if its stream is still open, and frees |c|. */
+void plugin_h2_answer(plugin_h2 *h, plugin_h2_call *c) DRA_HIDDEN;
+void plugin_h2_call_free(const dra_mem *mem, plugin_h2_call *c) DRA_HIDDEN;
+/* Sets the core's clock to |now_ms| and answers CANCELLED every request
+ * still arriving after |timeout_ms|; returns the time the next one is
+ * due, -1 when none. */
+int64_t plugin_h2_expire(plugin_h2 *h, int64_t now_ms, int64_t timeout_ms) DRA_HIDDEN;
+
+/* A unary call as a client (h2_client.c), for the plugin's own health
+ * check on its unix sockets: |method| with |req|, the answer message
+ * appended to |resp|, the status in *code and |msg|. DRA_OK when the
+ * call completed (whatever its status); DRA_EIO (cannot connect, broken
+ * connection), DRA_ETIMEOUT, DRA_ENOMEM. */
+dra_err plugin_h2_unary(const char *socket_path, const char *method, const uint8_t *req,
+                        size_t req_len, int timeout_ms, const dra_mem *mem, dra_buf *resp,
+                        int *code, char *msg, size_t msgcap) DRA_HIDDEN;
 
 /* ---- helpers (util.c) --------------------------------------------------------
  * Documents are built with the codec's dra_docb (one oom check at the

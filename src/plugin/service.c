@@ -123,26 +123,39 @@ void plugin_handle_reg(void *ud, plugin_rpc *rpc)
     dra_arena_fini(&a);
 }
 
+/* One call to the plugin's own socket |path|; 1 when it answered OK. */
+static int self_call(dra_plugin *p, const char *path, const char *method, const dra_buf *req,
+                     dra_buf *resp)
+{
+    int code;
+    char msg[256];
+    return plugin_h2_unary(path, method, (const uint8_t *)(req->p ? req->p : ""), req->len,
+                           SELF_CHECK_TIMEOUT_MS, p->mem, resp, &code, msg,
+                           sizeof(msg)) == DRA_OK &&
+           code == DRA_GRPC_OK && !resp->oom;
+}
+
 /* GetInfo on the registration socket and an empty v1beta1
  * NodePrepareResources on the DRA socket, as NVIDIA's Check does. */
 static int self_check(dra_plugin *p)
 {
-    dra_plugin_client *reg = NULL, *dra = NULL;
     dra_arena a;
     dra_arena_init(&a, p->mem);
-    int ok = 0;
-    if (dra_plugin_client_new(p->reg_sock, p->mem, &reg) == DRA_OK &&
-        dra_plugin_client_new(p->dra_sock, p->mem, &dra) == DRA_OK) {
-        dra_plugin_info info;
-        dra_plugin_claim_result *res;
-        size_t n;
-        ok = dra_plugin_client_get_info(reg, SELF_CHECK_TIMEOUT_MS, &a, &info, NULL) ==
-                 DRA_OK &&
-             dra_plugin_client_prepare(dra, DRA_PLUGIN_SERVICE_V1BETA1, NULL, 0,
-                                       SELF_CHECK_TIMEOUT_MS, &a, &res, &n, NULL) == DRA_OK;
-    }
-    dra_plugin_client_free(reg);
-    dra_plugin_client_free(dra);
+    dra_buf req, resp;
+    dra_buf_init(&req, p->mem);
+    dra_buf_init(&resp, p->mem);
+    dra_plugin_info info;
+    dra_plugin_claim_result *res;
+    size_t n;
+    int ok = self_call(p, p->reg_sock, PLUGIN_METHOD_GET_INFO, &req, &resp) &&
+             plugin_pb_decode_info(&a, (const uint8_t *)resp.p, resp.len, &info) == DRA_OK;
+    dra_buf_reset(&resp);
+    ok = ok && plugin_pb_encode_claims(&a, NULL, 0, &req) == DRA_OK &&
+         self_call(p, p->dra_sock, PLUGIN_METHOD_V1BETA1_PREPARE, &req, &resp) &&
+         plugin_pb_decode_prepare_resp(&a, (const uint8_t *)resp.p, resp.len, &res, &n) ==
+             DRA_OK;
+    dra_buf_fini(&req);
+    dra_buf_fini(&resp);
     dra_arena_fini(&a);
     return ok;
 }
