@@ -3,7 +3,9 @@
  * transport): creates of ResourceClaims from 1 and 8 threads (with the
  * CPU time and context switches per create), gets, a list of 10,000
  * ResourceSlices as JSON and as Table (best of 5), and the time to open
- * the store and start the server over the objects written.
+ * the store and start the server over the objects written; creates
+ * through the in-process cluster transport, the objects handed over as
+ * documents and as JSON text, alternately.
  * Usage: bench_apiserver [--slices N] [--creates N] [--nosync] [--dir DIR]
  * Prints figures; asserts nothing. */
 #include <pthread.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "dra/apiserver.h"
+#include "dra/cluster.h"
 #include "dra/store.h"
 
 static double now_s(void)
@@ -31,6 +34,15 @@ static void usage_now(double *cpu, long *csw)
     *cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
     *csw = ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* CPU time of the calling thread: the in-process requests run on it,
+ * store commit included, apart from the server's background thread. */
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static size_t opt(int argc, char **argv, const char *name, size_t dflt)
@@ -121,6 +133,37 @@ static void bench_creates(dra_apiserver *srv, int threads, size_t total)
            "%.1f us CPU, %.2f context switches)\n",
            threads, (double)total / t, total, t, failed, (c1 - c0) * 1e6 / (double)total,
            (double)(w1 - w0) / (double)total);
+}
+
+/* Creates through the in-process cluster transport, as drad's
+ * controllers make them (the stored object back as a document): the
+ * object handed over as a document, or as JSON text (no doc_request). */
+static void bench_incluster(dra_apiserver *srv, size_t n, int as_docs)
+{
+    static const dra_gvr claims = DRA_GVR_CLAIMS;
+    dra_cluster *c = dra_apiserver_cluster(srv);
+    dra_arena a;
+    dra_doc *obj, *out;
+    double c0, c1;
+    size_t failed = 0;
+    if (!c)
+        exit(1);
+    if (!as_docs)
+        dra_cluster_set_doc_request(c, NULL);
+    dra_arena_init(&a, NULL);
+    c0 = thread_cpu_s();
+    for (size_t i = 0; i < n; i++) {
+        dra_arena_reset(&a);
+        if (dra_doc_parse_json(&a, claim, sizeof claim - 1, &obj, NULL) ||
+            dra_cluster_create(c, &claims, "default", obj, &a, &out, NULL))
+            failed++;
+    }
+    c1 = thread_cpu_s();
+    printf("creates through the in-process cluster, objects as %s: per create %.1f us "
+           "thread CPU (%zu, %zu failed)\n",
+           as_docs ? "documents" : "JSON text", (c1 - c0) * 1e6 / (double)n, n, failed);
+    dra_arena_fini(&a);
+    dra_cluster_free(c);
 }
 
 static void *getter(void *arg)
@@ -231,6 +274,8 @@ int main(int argc, char **argv)
     if (creates) {
         bench_creates(srv, 1, creates / 4);
         bench_creates(srv, 8, creates);
+        for (int i = 0; i < 4; i++)
+            bench_incluster(srv, creates / 8, i % 2);
     }
     if (slices) {
         make_slices(srv, slices);
@@ -247,7 +292,7 @@ int main(int argc, char **argv)
         open_all(db, &so, &st, &srv);
         t1 = now_s();
         printf("store open and server start with %zu objects: %.0f ms\n",
-               creates / 4 + creates + slices + 4, (t1 - t0) * 1e3);
+               creates / 4 + creates + creates / 8 * 4 + slices + 4, (t1 - t0) * 1e3);
         dra_apiserver_free(srv);
         dra_store_close(st);
     }

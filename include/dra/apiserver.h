@@ -134,6 +134,16 @@ typedef struct dra_apiserver_req {
     const char *user;         /* authenticated user, or NULL */
     const char *body;
     size_t body_len;
+    /* The body as a document, for a caller in the same process (the
+     * in-process cluster transport), instead of |body|: taken as the JSON
+     * text of it would be read (dra_doc_copy_json), for a POST or PUT of
+     * JSON. Never changed. */
+    const dra_doc *body_doc;
+    /* For a caller in the same process (may be NULL): a create's or an
+     * update's answer, the object as stored, may come as |resp->doc| in
+     * this arena instead of body text: the document dra_doc_parse_json
+     * would read from that text. */
+    dra_arena *reply_arena;
 } dra_apiserver_req;
 
 /* The answer. |body| and the header strings are the response's; free it
@@ -147,6 +157,9 @@ typedef struct dra_apiserver_resp {
     char warning[512]; /* a Warning header value ("299 - \"...\""), or "" */
     char cache_control[64]; /* a Cache-Control value, or "" */
     dra_stream *stream;
+    /* The answer as a document in the request's reply_arena, the body
+     * then empty; NULL when the answer is text. */
+    dra_doc *doc;
 } dra_apiserver_resp;
 
 void dra_apiserver_resp_init(dra_apiserver_resp *r, const dra_mem *mem);
@@ -155,7 +168,11 @@ void dra_apiserver_resp_fini(dra_apiserver_resp *r);
 /* Answers |req| into |resp| (initialised by the caller). Every outcome,
  * errors included, is an HTTP answer in |resp| (a Status body for
  * errors), and DRA_OK is returned; other codes only for DRA_ENOMEM
- * when not even an error answer could be built. */
+ * when not even an error answer could be built, and DRA_EUNSUPPORTED,
+ * with nothing answered, when |req->body_doc| cannot be taken as it is
+ * (another method or media type, a body also given as text, a document
+ * whose JSON would read back differently or could pass the body limit):
+ * the caller then sends its JSON text instead. */
 dra_err dra_apiserver_handle(dra_apiserver *srv, const dra_apiserver_req *req,
                              dra_apiserver_resp *resp);
 

@@ -143,12 +143,30 @@ typedef struct dra_cluster_ops {
 
 typedef struct dra_cluster dra_cluster;
 
+/* A transport in the same process as the server (drad's controllers) may
+ * take a request's body as the document itself, without JSON text on
+ * either side: performs |req| (whose body is NULL) with |body| as its
+ * body, as ops->request would with dra_doc_to_json's text of |body|, and
+ * answers the same way; or returns DRA_EUNSUPPORTED, having done nothing,
+ * when it cannot take that document as it is (then the cluster sends the
+ * text through ops->request). With |a| set (the caller wants the answer's
+ * object) it may answer a 2xx with the object as a document in |a|
+ * (*out; |resp| then empty), what dra_doc_parse_json would read from the
+ * answer's text; *out is NULL otherwise. */
+typedef dra_err (*dra_cluster_doc_request)(void *ud, const dra_cluster_req *req,
+                                           const dra_doc *body, dra_arena *a,
+                                           int *code, dra_buf *resp,
+                                           dra_doc **out, dra_kstatus *st);
+
 /* A cluster over |ops| (copied) and |ud| (owned by the cluster when
  * ops->close is set: dra_cluster_free calls it). |mem| may be NULL.
  * NULL on ENOMEM (ops->close is then not called). */
 dra_cluster *dra_cluster_new(const dra_cluster_ops *ops, void *ud,
                              const dra_mem *mem);
 void dra_cluster_free(dra_cluster *c); /* NULL: no-op */
+/* Sets the transport's dra_cluster_doc_request (NULL: none), called with
+ * the transport's |ud|. Before the cluster is used. */
+void dra_cluster_set_doc_request(dra_cluster *c, dra_cluster_doc_request fn);
 
 /* ---- requests ---------------------------------------------------------- */
 

@@ -109,6 +109,20 @@ dra_err dra_doc_flatten_lists(dra_arena *a, dra_doc ***docs, size_t *n);
 dra_err dra_doc_to_json(const dra_doc *doc, int indent, dra_buf *out);
 dra_err dra_doc_to_yaml(const dra_doc *doc, dra_buf *out);
 
+/* What dra_doc_parse_json(dra_doc_to_json(|src|)) would build, into |a|,
+ * without the text, for a caller in the same process (the in-process
+ * cluster transport): a deep copy when the text would read back as one,
+ * DRA_EUNSUPPORTED otherwise, when the caller must go through the text:
+ * a float (its text may read back as an int), a string or key that is not
+ * valid UTF-8 (written as U+FFFD), a repeated key (an error to the
+ * parser), nesting near DRA_DOC_MAX_DEPTH, a node of no JSON kind, or
+ * text that could be longer than |max_len| bytes (an upper bound is
+ * counted, so a caller can keep a size limit). Copies carry no source
+ * position (line and col 0). DRA_OK; DRA_EUNSUPPORTED; DRA_ENOMEM. *out
+ * is NULL unless DRA_OK. */
+dra_err dra_doc_copy_json(dra_arena *a, const dra_doc *src, size_t max_len,
+                          dra_doc **out);
+
 /* Key orders kubectl prints maps in. JSON: encoding/json sorts map keys
  * bytewise. YAML: kubectl -o yaml goes through go-yaml v2, which sorts
  * keys "naturally" (digits and punctuation before letters, digit runs by

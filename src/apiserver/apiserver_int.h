@@ -72,6 +72,7 @@ typedef struct api_req {
     int table;         /* Accept asks for a meta.k8s.io Table */
     int dry_run;
     api_fv fv;
+    dra_doc *body_doc; /* in->body_doc copied into |a|, or NULL */
 } api_req;
 
 /* A query parameter's decoded value, or NULL. */
@@ -256,6 +257,12 @@ struct api_table_opts;
 /* Writes the object back to a client in the requested form: as stored,
  * or (Accept asks for it, code 200) as a one-row Table. */
 DRA_HIDDEN dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o);
+/* The same for an object just written: |doc| is the document that was
+ * encoded for the store (resourceVersion still the placeholder), so a
+ * caller in the same process that asked for it (reply_arena) gets a
+ * copy of it, with the stored version, instead of text to parse. */
+DRA_HIDDEN dra_err api_reply_written(api_req *r, int code, const dra_store_obj *o,
+                                     const dra_doc *doc);
 /* An object document (as stored) as the 2xx body, converted to the
  * client's version. */
 DRA_HIDDEN dra_err api_reply_objdoc(api_req *r, int code, const dra_doc *doc);

@@ -486,7 +486,7 @@ static dra_err create_doc(api_req *r, const dra_doc *body)
             return api_store_fail(r, r->sres, name, e, msg);
         break;
     }
-    e = api_reply_obj(r, 201, stored);
+    e = api_reply_written(r, 201, stored, out);
     dra_store_obj_unref(stored);
     return e;
 }
@@ -585,7 +585,8 @@ static dra_err update_loop(api_req *r, const upd *u)
             continue;
         if (e)
             return api_store_fail(r, r->sres, r->name, e, msg);
-        e = api_reply_obj(r, 200, stored);
+        /* A deleting write's answer is what the store kept. */
+        e = del ? api_reply_obj(r, 200, stored) : api_reply_written(r, 200, stored, out);
         dra_store_obj_unref(stored);
         return e;
     }

@@ -1,9 +1,11 @@
 /*
  * incluster.c: the in-process cluster transport (cluster.h). Controllers
  * running inside drad get a dra_cluster whose requests call the request
- * handler directly, with no socket, TLS or authentication, and whose
- * watches read the handler's watch streams, waiting on a condition
- * variable that the stream's notify signals.
+ * handler directly, with no socket, TLS or authentication (a create's
+ * or an update's object goes, and comes back, as the document itself,
+ * not as JSON text),
+ * and whose watches read the handler's watch streams, waiting on a
+ * condition variable that the stream's notify signals.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +58,41 @@ static dra_err tr_request(void *ud, const dra_cluster_req *req, int *code,
     *code = r.code;
     e = dra_buf_append(body, r.body.p ? r.body.p : "", r.body.len);
     /* A streamed answer (pods/log with follow) is cut at what was ready. */
+    dra_apiserver_resp_fini(&r);
+    return e;
+}
+
+/* A body as the document itself (dra_cluster_doc_request): the handler
+ * takes a copy, or DRA_EUNSUPPORTED when it cannot (nothing answered);
+ * the object written comes back as a document in |a| when it can. */
+static dra_err tr_request_doc(void *ud, const dra_cluster_req *req, const dra_doc *body,
+                              dra_arena *a, int *code, dra_buf *out, dra_doc **doc,
+                              dra_kstatus *st)
+{
+    incl *c = ud;
+    dra_apiserver_req q;
+    dra_apiserver_resp r;
+    dra_err e;
+    memset(&q, 0, sizeof q);
+    q.method = req->method;
+    q.path = req->path;
+    q.query = req->query;
+    q.accept = "application/json";
+    q.content_type = req->content_type;
+    q.body_doc = body;
+    q.reply_arena = a;
+    q.user = "system:drad";
+    dra_apiserver_resp_init(&r, c->srv->mem);
+    e = dra_apiserver_handle(c->srv, &q, &r);
+    *doc = NULL;
+    if (e == DRA_OK) {
+        *code = r.code;
+        *doc = r.doc;
+        e = dra_buf_append(out, r.body.p ? r.body.p : "", r.body.len);
+    } else if (e != DRA_EUNSUPPORTED && st) {
+        st->code = 0;
+        snprintf(st->message, sizeof st->message, "%s", dra_strerror(e));
+    }
     dra_apiserver_resp_fini(&r);
     return e;
 }
@@ -218,5 +255,6 @@ dra_cluster *dra_apiserver_cluster(dra_apiserver *srv)
     cl = dra_cluster_new(&ops, c, srv->mem);
     if (!cl)
         dra_free(srv->mem, c);
+    dra_cluster_set_doc_request(cl, tr_request_doc);
     return cl;
 }

@@ -330,6 +330,10 @@ dra_err api_body(api_req *r, dra_doc **out)
     dra_diag d;
     dra_err e;
     *out = NULL;
+    if (r->body_doc) { /* read before the request came (in process) */
+        *out = r->body_doc;
+        goto is_object;
+    }
     if (!r->in->body || !r->in->body_len) {
         api_bad_request(r, "the request body is empty");
         return DRA_EPARSE;
@@ -377,6 +381,7 @@ dra_err api_body(api_req *r, dra_doc **out)
         return DRA_EPARSE;
     }
     dra_diag_fini(&d);
+is_object:
     if ((*out)->kind != DRA_DOC_MAP) {
         api_bad_request(r, "couldn't get version/kind; json parse error: the "
                            "body is not a JSON object");

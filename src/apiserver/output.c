@@ -146,6 +146,27 @@ dra_err api_reply_obj(api_req *r, int code, const dra_store_obj *o)
     return e && e != DRA_ENOMEM ? api_reply(r, code, o->json, o->len) : e;
 }
 
+dra_err api_reply_written(api_req *r, int code, const dra_store_obj *o, const dra_doc *doc)
+{
+    dra_arena *a = r->in->reply_arena;
+    char rvs[24];
+    dra_doc *d, *m;
+    dra_err e;
+    if (!a || r->conv || r->table)
+        return api_reply_obj(r, code, o);
+    e = dra_doc_copy_json(a, doc, SIZE_MAX, &d);
+    if (e == DRA_EUNSUPPORTED || (e == DRA_OK && !(m = api_meta(d))))
+        return api_reply_obj(r, code, o);
+    snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)o->rv);
+    if (e || (e = api_doc_set_str(a, m, "resourceVersion", rvs)))
+        return e;
+    r->out->code = code;
+    snprintf(r->out->content_type, sizeof r->out->content_type, "application/json");
+    dra_buf_reset(&r->out->body);
+    r->out->doc = d;
+    return DRA_OK;
+}
+
 dra_err api_reply_table_list(api_req *r, const dra_store_obj *const *objs,
                              size_t n, uint64_t rv, const char *cont)
 {

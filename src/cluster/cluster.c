@@ -210,6 +210,12 @@ dra_cluster *dra_cluster_new(const dra_cluster_ops *ops, void *ud,
     return c;
 }
 
+void dra_cluster_set_doc_request(dra_cluster *c, dra_cluster_doc_request fn)
+{
+    if (c)
+        c->doc_request = fn;
+}
+
 void dra_cluster_free(dra_cluster *c)
 {
     if (!c)
@@ -343,8 +349,12 @@ static dra_err decode_ok(dra_buf *body, int code, dra_arena *a,
     return err == DRA_OK ? DRA_OK : DRA_EPARSE;
 }
 
-dra_err dra_cluster_do(dra_cluster *c, const dra_cluster_req *req,
-                       dra_arena *a, dra_doc **out, dra_kstatus *st)
+/* One request through the transport: the text of |req|, or |doc| as the
+ * body through doc_request (DRA_EUNSUPPORTED when it does not take it:
+ * nothing was sent, |st| untouched). */
+static dra_err cluster_request(dra_cluster *c, const dra_cluster_req *req,
+                               const dra_doc *doc, dra_arena *a,
+                               dra_doc **out, dra_kstatus *st)
 {
     dra_kstatus local;
     dra_buf body;
@@ -354,11 +364,30 @@ dra_err dra_cluster_do(dra_cluster *c, const dra_cluster_req *req,
         *out = NULL;
     if (!st)
         st = &local;
-    memset(st, 0, sizeof *st);
+    if (!doc)
+        memset(st, 0, sizeof *st);
     if (!c || !req || !req->method || !req->path)
         return DRA_EINVAL;
     dra_buf_init(&body, c->mem);
-    err = c->ops.request(c->ud, req, &code, &body, st);
+    if (doc) {
+        dra_kstatus mine;
+        dra_doc *got = NULL;
+        memset(&mine, 0, sizeof mine);
+        err = c->doc_request(c->ud, req, doc, out ? a : NULL, &code, &body, &got, &mine);
+        if (err == DRA_EUNSUPPORTED) {
+            dra_buf_fini(&body);
+            return err;
+        }
+        *st = mine;
+        if (err == DRA_OK && got && code >= 200 && code < 300) {
+            st->code = code;
+            *out = got;
+            dra_buf_fini(&body);
+            return DRA_OK;
+        }
+    } else {
+        err = c->ops.request(c->ud, req, &code, &body, st);
+    }
     if (err != DRA_OK) {
         cluster_st_transport(st, err);
     } else if (body.oom) {
@@ -376,6 +405,12 @@ dra_err dra_cluster_do(dra_cluster *c, const dra_cluster_req *req,
     return err;
 }
 
+dra_err dra_cluster_do(dra_cluster *c, const dra_cluster_req *req,
+                       dra_arena *a, dra_doc **out, dra_kstatus *st)
+{
+    return cluster_request(c, req, NULL, a, out, st);
+}
+
 dra_err cluster_send_doc(dra_cluster *c, const char *method,
                          const char *path, const char *query,
                          const char *ctype, const dra_doc *doc, dra_arena *a,
@@ -384,6 +419,12 @@ dra_err cluster_send_doc(dra_cluster *c, const char *method,
     dra_buf json;
     dra_cluster_req req = {method, path, query, ctype, NULL, 0};
     dra_err err = DRA_OK;
+    if (doc && c->doc_request) {
+        err = cluster_request(c, &req, doc, a, out, st);
+        if (err != DRA_EUNSUPPORTED)
+            return err;
+        err = DRA_OK;
+    }
     dra_buf_init(&json, c->mem);
     if (doc) {
         err = dra_doc_to_json(doc, 0, &json);

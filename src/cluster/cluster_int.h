@@ -28,6 +28,7 @@ typedef struct cluster_event {
 
 struct dra_cluster {
     dra_cluster_ops ops;
+    dra_cluster_doc_request doc_request; /* may be NULL */
     void *ud;
     const dra_mem *mem;
     pthread_mutex_t lock; /* guards everything below */
@@ -51,8 +52,9 @@ DRA_HIDDEN dra_err cluster_query_list(dra_buf *q, const dra_list_opts *o,
  * message yet. */
 DRA_HIDDEN void cluster_st_transport(dra_kstatus *st, dra_err err);
 
-/* Serialises |doc| to JSON and performs method |method| on |path| (query
- * |query|, may be NULL) with it as the body (|doc| NULL: no body). */
+/* Performs method |method| on |path| (query |query|, may be NULL) with
+ * |doc| as the body (NULL: no body): the document itself through the
+ * transport's doc_request when it takes it, else serialised to JSON. */
 DRA_HIDDEN dra_err cluster_send_doc(dra_cluster *c, const char *method,
                                     const char *path, const char *query,
                                     const char *ctype, const dra_doc *doc,

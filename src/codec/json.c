@@ -788,3 +788,166 @@ dra_err dra_doc_to_json(const dra_doc *doc, int indent, dra_buf *out)
     }
     return e.err;
 }
+
+/* ---- the text round trip without the text -------------------------------- */
+
+typedef struct jc {
+    dra_arena *a;
+    size_t len, max; /* an upper bound of the text's length, and its limit */
+    dra_err err;
+} jc;
+
+static void *jc_fail(jc *c, dra_err err)
+{
+    if (!c->err)
+        c->err = err;
+    return NULL;
+}
+
+/* A string of |n| bytes is at most 6n + 2 bytes of text (\u00XX). */
+static int jc_count(jc *c, size_t n)
+{
+    if (n > (SIZE_MAX - 2) / 6 || c->len + 6 * n + 2 > c->max) {
+        jc_fail(c, DRA_EUNSUPPORTED);
+        return 0;
+    }
+    c->len += 6 * n + 2;
+    return 1;
+}
+
+/* A copy of |s| (|n| bytes), NUL-terminated, when the encoder would
+ * write it as it is: valid UTF-8 (NUL bytes included, as \u0000). */
+static char *jc_str(jc *c, const char *s, size_t n)
+{
+    char *o;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t w;
+        uint64_t v;
+        if (n - i >= 8 && (memcpy(&v, s + i, 8), !(v & JSON_HIGH))) {
+            i += 8;
+            continue;
+        }
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        if (!(w = dra_utf8_decode((const unsigned char *)s + i, n - i, &cp)))
+            return jc_fail(c, DRA_EUNSUPPORTED);
+        i += w;
+    }
+    if (!jc_count(c, n))
+        return NULL;
+    if (!(o = dra_arena_alloc(c->a, n + 1)))
+        return jc_fail(c, DRA_ENOMEM);
+    memcpy(o, s, n);
+    o[n] = '\0';
+    return o;
+}
+
+/* Whether member |i| of |m| repeats an earlier key (the parser's
+ * duplicate-field error): a scan for small maps, |idx| for large. */
+static int jc_dup(jc *c, const dra_doc *m, size_t i, dra_map *idx)
+{
+    const dra_doc_member *k = &m->u.map.m[i];
+    if (m->u.map.n < JP_LINEAR_KEYS) {
+        for (size_t j = 0; j < i; j++)
+            if (m->u.map.m[j].keylen == k->keylen && !memcmp(m->u.map.m[j].key, k->key, k->keylen))
+                return 1;
+        return 0;
+    }
+    if (dra_map_get(idx, k->key, k->keylen))
+        return 1;
+    if (dra_map_put(idx, k->key, k->keylen, idx) != DRA_OK) {
+        jc_fail(c, DRA_ENOMEM);
+        return 1;
+    }
+    return 0;
+}
+
+static dra_doc *jc_value(jc *c, const dra_doc *v, int depth);
+
+static dra_doc *jc_map(jc *c, const dra_doc *v, dra_doc *d, int depth)
+{
+    size_t n = v->u.map.n;
+    dra_map idx;
+    dra_doc *ok = d;
+    if (!n)
+        return d;
+    if (!(d->u.map.m = codec_members(c->a, n)))
+        return jc_fail(c, DRA_ENOMEM);
+    d->u.map.n = n;
+    c->len += n;
+    dra_map_init(&idx, c->a->mem);
+    for (size_t i = 0; i < n && ok; i++) {
+        dra_doc_member *o = &d->u.map.m[i];
+        if (jc_dup(c, v, i, &idx)) {
+            ok = jc_fail(c, DRA_EUNSUPPORTED);
+            break;
+        }
+        o->keylen = v->u.map.m[i].keylen;
+        if (!(o->key = jc_str(c, v->u.map.m[i].key, o->keylen)) ||
+            !(o->val = jc_value(c, v->u.map.m[i].val, depth + 1)))
+            ok = NULL;
+    }
+    dra_map_fini(&idx);
+    return ok;
+}
+
+static dra_doc *jc_value(jc *c, const dra_doc *v, int depth)
+{
+    dra_doc *d;
+    /* Leaves room under the parser's and the encoder's depth limits,
+     * which count levels a little differently. */
+    if (!v || depth >= DRA_DOC_MAX_DEPTH - 2)
+        return jc_fail(c, DRA_EUNSUPPORTED);
+    if (!(d = codec_node(c->a, v->kind, 0, 0)))
+        return jc_fail(c, DRA_ENOMEM);
+    c->len += 22; /* a scalar's text, or a container's brackets */
+    if (c->len > c->max)
+        return jc_fail(c, DRA_EUNSUPPORTED);
+    switch (v->kind) {
+    case DRA_DOC_NULL:
+        return d;
+    case DRA_DOC_BOOL:
+        d->u.b = v->u.b != 0;
+        return d;
+    case DRA_DOC_INT:
+        d->u.i = v->u.i;
+        return d;
+    case DRA_DOC_STRING:
+        d->u.str.len = v->u.str.len;
+        return (d->u.str.s = jc_str(c, v->u.str.s, v->u.str.len)) ? d : NULL;
+    case DRA_DOC_LIST:
+        if (!v->u.list.n)
+            return d;
+        if (!(d->u.list.items = codec_items(c->a, v->u.list.n)))
+            return jc_fail(c, DRA_ENOMEM);
+        d->u.list.n = v->u.list.n;
+        c->len += v->u.list.n;
+        for (size_t i = 0; i < v->u.list.n; i++)
+            if (!(d->u.list.items[i] = jc_value(c, v->u.list.items[i], depth + 1)))
+                return NULL;
+        return d;
+    case DRA_DOC_MAP:
+        return jc_map(c, v, d, depth);
+    default: /* floats: "1.0" would read back as an int */
+        return jc_fail(c, DRA_EUNSUPPORTED);
+    }
+}
+
+dra_err dra_doc_copy_json(dra_arena *a, const dra_doc *src, size_t max_len,
+                          dra_doc **out)
+{
+    jc c;
+    dra_doc *d;
+    *out = NULL;
+    memset(&c, 0, sizeof c);
+    c.a = a;
+    c.max = max_len < DRA_DOC_MAX_BYTES ? max_len : DRA_DOC_MAX_BYTES;
+    d = jc_value(&c, src, 0);
+    if (c.err)
+        return c.err;
+    *out = d;
+    return DRA_OK;
+}

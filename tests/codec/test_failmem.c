@@ -20,6 +20,14 @@ static dra_err run_json(const dra_mem *mem, const char *text, size_t len, char *
     err = dra_doc_parse_json(&a, text, len, &doc, &d);
     if (!err)
         err = dra_doc_to_json(doc, 2, &b);
+    if (!err) { /* the copy the in-process transport makes, encoded too */
+        dra_doc *cp;
+        err = dra_doc_copy_json(&a, doc, SIZE_MAX, &cp);
+        if (!err)
+            err = dra_doc_to_json(cp, 0, &b);
+        else if (err == DRA_EUNSUPPORTED) /* floats */
+            err = DRA_OK;
+    }
     if (!err)
         err = dra_doc_to_yaml(doc, &b);
     if (!err)

@@ -249,6 +249,100 @@ static void test_string_chunks(void **state)
     dra_arena_fini(&a);
 }
 
+/* Exactly the same tree: kinds, values, member order and key bytes. */
+static void same_tree(const dra_doc *x, const dra_doc *y)
+{
+    assert_int_equal(x->kind, y->kind);
+    switch (x->kind) {
+    case DRA_DOC_BOOL: assert_int_equal(x->u.b, y->u.b); break;
+    case DRA_DOC_INT: assert_true(x->u.i == y->u.i); break;
+    case DRA_DOC_STRING:
+        assert_int_equal(x->u.str.len, y->u.str.len);
+        assert_memory_equal(x->u.str.s, y->u.str.s, x->u.str.len + 1);
+        break;
+    case DRA_DOC_LIST:
+        assert_int_equal(x->u.list.n, y->u.list.n);
+        for (size_t i = 0; i < x->u.list.n; i++)
+            same_tree(x->u.list.items[i], y->u.list.items[i]);
+        break;
+    case DRA_DOC_MAP:
+        assert_int_equal(x->u.map.n, y->u.map.n);
+        for (size_t i = 0; i < x->u.map.n; i++) {
+            assert_int_equal(x->u.map.m[i].keylen, y->u.map.m[i].keylen);
+            assert_memory_equal(x->u.map.m[i].key, y->u.map.m[i].key, x->u.map.m[i].keylen + 1);
+            same_tree(x->u.map.m[i].val, y->u.map.m[i].val);
+        }
+        break;
+    default: break;
+    }
+}
+
+/* dra_doc_copy_json is the text round trip or refuses: the copy of each
+ * document equals what the parser reads from its encoding, and the cases
+ * where the text would read back otherwise (or fail) are refused. */
+static void test_copy_json(void **state)
+{
+    static const char *const ok[] = {
+        "{}", "[]", "null", "\"\"", "-9223372036854775808",
+        "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"labels\":{\"a\":\"<&>\\u2028\\u0000\"}},"
+        "\"spec\":{\"containers\":[{\"name\":\"c\",\"args\":[\"\\u00e9\",\"\",true,false,null,0]}],"
+        "\"empty\":{},\"none\":[]}}",
+    };
+    dra_arena a;
+    dra_doc *src, *cp, *back, *m;
+    dra_buf b;
+    char key[8];
+    (void)state;
+    dra_arena_init(&a, NULL);
+    dra_buf_init(&b, NULL);
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        src = parse_ok(&a, ok[i]);
+        assert_int_equal(dra_doc_copy_json(&a, src, SIZE_MAX, &cp), DRA_OK);
+        b.len = 0;
+        assert_int_equal(dra_doc_to_json(src, 0, &b), DRA_OK);
+        back = parse_ok(&a, b.p);
+        same_tree(cp, back);
+        assert_int_equal(cp->line, 0);
+        /* never a copy when the text is longer than the limit */
+        assert_int_equal(dra_doc_copy_json(&a, src, b.len - 1, &cp), DRA_EUNSUPPORTED);
+    }
+    /* a map past the linear duplicate check, built in memory */
+    m = dra_doc_new_map(&a, 0);
+    for (int i = 0; i < 40; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        assert_int_equal(dra_doc_map_set(&a, m, key, dra_doc_new_int(&a, i)), DRA_OK);
+    }
+    assert_int_equal(dra_doc_copy_json(&a, m, SIZE_MAX, &cp), DRA_OK);
+    same_tree(cp, m);
+    /* a repeated key, small and large map: the parser would refuse it */
+    m->u.map.m[39].key = "k3";
+    m->u.map.m[39].keylen = 2;
+    cp = (dra_doc *)1;
+    assert_int_equal(dra_doc_copy_json(&a, m, SIZE_MAX, &cp), DRA_EUNSUPPORTED);
+    assert_null(cp);
+    src = parse_ok(&a, "{\"a\":1,\"b\":2}");
+    src->u.map.m[1].key = "a";
+    src->u.map.m[1].keylen = 1;
+    assert_int_equal(dra_doc_copy_json(&a, src, SIZE_MAX, &cp), DRA_EUNSUPPORTED);
+    /* a float (1.0 would read back as 1), invalid UTF-8 (U+FFFD), too long */
+    src = parse_ok(&a, "{\"f\":[1.5]}");
+    assert_int_equal(dra_doc_copy_json(&a, src, SIZE_MAX, &cp), DRA_EUNSUPPORTED);
+    assert_int_equal(dra_doc_copy_json(&a, dra_doc_new_string(&a, "a\xff", 2), SIZE_MAX, &cp),
+                     DRA_EUNSUPPORTED);
+    src = parse_ok(&a, "{\"name\":\"abcdefgh\"}");
+    assert_int_equal(dra_doc_copy_json(&a, src, 10, &cp), DRA_EUNSUPPORTED);
+    /* nesting near the limit goes through the text */
+    src = dra_doc_new_list(&a, 0);
+    for (int i = 0; i < DRA_DOC_MAX_DEPTH; i++) {
+        dra_doc *l = dra_doc_new_list(&a, 0);
+        assert_int_equal(dra_doc_list_push(&a, l, src), DRA_OK);
+        src = l;
+    }
+    assert_int_equal(dra_doc_copy_json(&a, src, SIZE_MAX, &cp), DRA_EUNSUPPORTED);
+    dra_buf_fini(&b);
+    dra_arena_fini(&a);
+}
+
 static void test_roundtrip_files(void **state)
 {
     static const char *const files[] = {"resourceslice.json", "resourceclaim.json"};
@@ -403,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_encode),
         cmocka_unit_test(test_string_chunks),
+        cmocka_unit_test(test_copy_json),
         cmocka_unit_test(test_roundtrip_files),
         cmocka_unit_test(test_builders_equal),
         cmocka_unit_test(test_sort_keys),
