@@ -175,8 +175,10 @@ DRA_HIDDEN void api_order(dra_doc *obj);
 DRA_HIDDEN void api_now(char *buf, size_t cap);
 /* A random RFC 4122 version 4 UUID into |buf| (>= 37 bytes). */
 DRA_HIDDEN void api_uuid(char *buf, size_t cap);
-/* |n| random characters of generateName's alphabet into |buf|. */
-DRA_HIDDEN void api_random_suffix(char *buf, size_t n);
+/* For a create with generateName, from one draw of random bytes: a
+ * UUID into |uid| (>= 37 bytes) and |n| (at most 16) characters of
+ * generateName's alphabet into |suf|. */
+DRA_HIDDEN void api_uuid_suffix(char *uid, size_t cap, char *suf, size_t n);
 
 /* The JSON text of |obj| for the store: compact, with an empty
  * metadata.resourceVersion whose position goes to *rv_at. |obj| is

@@ -253,29 +253,49 @@ static void random_bytes(unsigned char *p, size_t n)
         p[got] = (unsigned char)(rand() ^ (int)time(NULL));
 }
 
+/* The UUID of 16 random bytes, in the 8-4-4-4-12 form (printf costs
+ * as much as drawing the bytes). */
+static void uuid_of(unsigned char b[16], char *buf, size_t cap)
+{
+    static const char hex[] = "0123456789abcdef";
+    char u[37], *o = u;
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    for (int i = 0; i < 16; i++) {
+        if (i == 4 || i == 6 || i == 8 || i == 10)
+            *o++ = '-';
+        *o++ = hex[b[i] >> 4];
+        *o++ = hex[b[i] & 15];
+    }
+    *o = '\0';
+    snprintf(buf, cap, "%s", u);
+}
+
+/* |n| characters of apimachinery's utilrand alphabet (no vowels, no
+ * confusable digits) from |n| random bytes. */
+static void suffix_of(const unsigned char *b, char *buf, size_t n)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    for (size_t i = 0; i < n; i++)
+        buf[i] = alphabet[b[i] % (sizeof alphabet - 1)];
+    buf[n] = '\0';
+}
+
 void api_uuid(char *buf, size_t cap)
 {
     unsigned char b[16];
     random_bytes(b, sizeof b);
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    snprintf(buf, cap,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10],
-             b[11], b[12], b[13], b[14], b[15]);
+    uuid_of(b, buf, cap);
 }
 
-void api_random_suffix(char *buf, size_t n)
+void api_uuid_suffix(char *uid, size_t cap, char *suf, size_t n)
 {
-    /* apimachinery's utilrand alphabet: no vowels, no confusable digits. */
-    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     unsigned char b[32];
-    if (n > sizeof b)
-        n = sizeof b;
-    random_bytes(b, n);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = alphabet[b[i] % (sizeof alphabet - 1)];
-    buf[n] = '\0';
+    if (n > 16)
+        n = 16;
+    random_bytes(b, 16 + n);
+    uuid_of(b, uid, cap);
+    suffix_of(b + 16, suf, n);
 }
 
 #define RV_SENTINEL "@@dra-rv@@"

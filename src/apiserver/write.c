@@ -464,16 +464,20 @@ static dra_err meta_create(api_req *r, const kind_rules *k, dra_doc *meta)
     char uid[40], now[32];
     const char *name = api_doc_str(meta, "name");
     const char *gen = api_doc_str(meta, "generateName");
+    int generate = (!name || !*name) && gen && *gen;
+    char suf[6];
     dra_err e;
-    api_uuid(uid, sizeof uid);
+    if (generate)
+        api_uuid_suffix(uid, sizeof uid, suf, 5);
+    else
+        api_uuid(uid, sizeof uid);
     api_now(now, sizeof now);
-    if ((!name || !*name) && gen && *gen) {
+    if (generate) {
         /* The base is cut to 58 characters so the name stays within 63. */
-        char base[59], suf[6];
+        char base[59];
         size_t n = strlen(gen) > 58 ? 58 : strlen(gen);
         memcpy(base, gen, n);
         base[n] = '\0';
-        api_random_suffix(suf, 5);
         const char *nm = dra_arena_sprintf(&r->a, "%s%s", base, suf);
         if (!nm || (e = api_doc_set_str(&r->a, meta, "name", nm)))
             return DRA_ENOMEM;

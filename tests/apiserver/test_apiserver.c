@@ -23,6 +23,21 @@
 #define CLAIMS "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
 #define SLICES "/apis/resource.k8s.io/v1/resourceslices"
 
+/* A random (version 4, RFC 4122 variant) UUID in lower-case 8-4-4-4-12 form. */
+static void assert_uuid4(const char *u)
+{
+    assert_non_null(u);
+    assert_int_equal(strlen(u), 36);
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23)
+            assert_int_equal(u[i], '-');
+        else
+            assert_non_null(strchr("0123456789abcdef", u[i]));
+    }
+    assert_int_equal(u[14], '4');
+    assert_non_null(strchr("89ab", u[19]));
+}
+
 static void test_namespaces_exist(void **state)
 {
     fx f;
@@ -60,7 +75,7 @@ static void test_create_system_fields(void **state)
     assert_string_equal(fx_str(&f, "metadata.namespace"), "default");
     assert_non_null(fx_str(&f, "metadata.uid"));
     assert_string_not_equal(fx_str(&f, "metadata.uid"), "mine");
-    assert_int_equal(strlen(fx_str(&f, "metadata.uid")), 36);
+    assert_uuid4(fx_str(&f, "metadata.uid"));
     assert_int_equal(strlen(fx_str(&f, "metadata.creationTimestamp")), 20);
     assert_int_equal(fx_int(&f, "metadata.generation"), 1);
     assert_non_null(fx_str(&f, "metadata.resourceVersion"));
@@ -195,6 +210,7 @@ static void test_generate_name(void **state)
     for (size_t i = 8; i < strlen(n1); i++)
         assert_non_null(strchr("bcdfghjklmnpqrstvwxz2456789", n1[i]));
     assert_string_equal(fx_str(&f, "metadata.generateName"), "pod-gpu-");
+    assert_uuid4(fx_str(&f, "metadata.uid"));
     fx_close(&f);
 }
 
