@@ -8,7 +8,7 @@ PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
       libjansson-dev libyaml-dev libpcre2-dev libcmocka-dev tzdata
       # drad's store and API server, the REST client, the kubelet plugin
       libsqlite3-dev libmicrohttpd-dev libgnutls28-dev libcurl4-gnutls-dev
-      libgrpc-dev libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
+      libnghttp2-dev libprotobuf-c-dev protobuf-c-compiler
       # containers of the node agent; the real clients the tests drive
       # (kubectl itself comes from the machine: /usr/bin/kubectl and the
       # versions under /usr/lib/google-cloud-sdk/bin; tests without it skip)

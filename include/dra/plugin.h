@@ -9,13 +9,14 @@
  * node's ResourceSlice through a dra_cluster and answers the standard
  * gRPC health check. The client half is what drad's node agent (or any
  * kubelet stand-in) uses to talk to such a plugin, this one or NVIDIA's.
- * The servers are on nghttp2 (library dra_plugin); the client is on the
- * gRPC core library and lives in library dra_plugin_client, so a program
- * that only serves does not load gRPC.
+ * Both halves speak gRPC on nghttp2 and protobuf-c, without the gRPC
+ * core library; the servers are library dra_plugin, the client library
+ * dra_plugin_client.
  *
  * Threads: a dra_plugin_client may be used from several threads at once
- * (each call has its own completion queue); a dra_plugin is started and
- * stopped from one thread and serves calls on its own worker threads.
+ * (each call takes a connection of its own from the client's pool); a
+ * dra_plugin is started and stopped from one thread and serves calls on
+ * its own worker threads.
  */
 #ifndef DRA_PLUGIN_H
 #define DRA_PLUGIN_H
@@ -64,8 +65,13 @@ enum {
 };
 
 /* The outcome of one RPC as the server sent it: its gRPC status code
- * and message (truncated), or for failures before any answer the code
- * gRPC itself reports (UNAVAILABLE: nothing listens; DEADLINE_EXCEEDED). */
+ * and message (truncated), or for failures without an answer the code a
+ * gRPC client reports itself, in gRPC's words: UNAVAILABLE (nothing
+ * listens: "failed to connect to all addresses; ..."; the connection
+ * went mid-call: "Socket closed"), DEADLINE_EXCEEDED ("Deadline
+ * Exceeded"), RESOURCE_EXHAUSTED (an answer over 4 MiB: "Received
+ * message larger than max (N vs. 4194304)"), INTERNAL (a malformed
+ * answer). */
 typedef struct dra_plugin_rpc_status {
     int code;
     char message[512];
@@ -113,9 +119,12 @@ typedef struct dra_plugin_info {
 typedef struct dra_plugin_client dra_plugin_client;
 
 /* A client for |target|: an absolute path (a unix socket), "unix:PATH",
- * or "HOST:PORT" (TCP, for the health port). Connecting is lazy: this
- * succeeds even when nothing listens yet; calls then fail with
- * DRA_EUNAVAILABLE. |mem| may be NULL. DRA_OK; DRA_EINVAL for an empty
+ * "unix:///PATH", or "HOST:PORT" (TCP, for the health port). Connecting
+ * is lazy: this succeeds even when nothing listens yet; calls then fail
+ * with DRA_EUNAVAILABLE. Connections are kept for the next calls; one
+ * the server closed meanwhile (it stopped, or was killed and started
+ * again) is replaced before use, and a call that failed before any of
+ * it was sent is tried once more on a new connection. |mem| may be NULL. DRA_OK; DRA_EINVAL for an empty
  * target; DRA_ENOMEM. The client is freed with dra_plugin_client_free. */
 dra_err dra_plugin_client_new(const char *target, const dra_mem *mem,
                               dra_plugin_client **out);

@@ -3,24 +3,29 @@
  * node agent and the tests: GetInfo / NotifyRegistrationStatus on a
  * registration socket, NodePrepareResources / NodeUnprepareResources on
  * a DRA socket (v1 or v1beta1), and the standard health check. Unary
- * calls on the gRPC core C library, one pluck queue per call so the
- * client can be shared between threads.
+ * calls on nghttp2 (h2_client.c), each on a connection of its own at a
+ * time: idle connections wait in a small pool, so threads calling at
+ * once each get one and a sequence of calls reuses one. A pooled
+ * connection the plugin closed (it stopped or was killed) is noticed
+ * before use and replaced; a call that fails before any byte of it
+ * reached the plugin is tried once more on a new connection.
  */
-#include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
-#include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
-#include <grpc/support/time.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "plugin_int.h"
 
 #define DEFAULT_TIMEOUT_MS 45000
+/* Idle connections kept: the node agent's parallel prepares. */
+#define MAX_IDLE 8
 
 struct dra_plugin_client {
     const dra_mem *mem;
-    grpc_channel *channel;
+    char *target;
+    pthread_mutex_t mu; /* idle */
+    plugin_h2c *idle[MAX_IDLE];
+    int n_idle;
 };
 
 dra_err dra_plugin_client_new(const char *target, const dra_mem *mem,
@@ -29,31 +34,15 @@ dra_err dra_plugin_client_new(const char *target, const dra_mem *mem,
     *out = NULL;
     if (!target || !*target)
         return DRA_EINVAL;
-    dra_buf t;
-    dra_buf_init(&t, mem);
-    if (target[0] == '/')
-        dra_buf_puts(&t, "unix:");
-    dra_buf_puts(&t, target);
-    if (t.oom) {
-        dra_buf_fini(&t);
-        return DRA_ENOMEM;
-    }
     dra_plugin_client *c = dra_calloc(mem, 1, sizeof(*c));
-    if (!c) {
-        dra_buf_fini(&t);
+    if (!c)
+        return DRA_ENOMEM;
+    c->mem = mem;
+    if (!(c->target = dra_strdup(mem, target))) {
+        dra_free(mem, c);
         return DRA_ENOMEM;
     }
-    c->mem = mem;
-    grpc_init();
-    grpc_arg args[1];
-    args[0].type = GRPC_ARG_INTEGER;
-    args[0].key = (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH;
-    args[0].value.integer = (int)PLUGIN_DEFAULT_MAX_MESSAGE;
-    grpc_channel_args cargs = {1, args};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    c->channel = grpc_channel_create(t.p, creds, &cargs);
-    grpc_channel_credentials_release(creds);
-    dra_buf_fini(&t);
+    pthread_mutex_init(&c->mu, NULL);
     *out = c;
     return DRA_OK;
 }
@@ -62,9 +51,11 @@ void dra_plugin_client_free(dra_plugin_client *c)
 {
     if (!c)
         return;
-    grpc_channel_destroy(c->channel);
+    for (int i = 0; i < c->n_idle; i++)
+        plugin_h2c_free(c->idle[i]);
+    pthread_mutex_destroy(&c->mu);
+    dra_free(c->mem, c->target);
     dra_free(c->mem, c);
-    grpc_shutdown();
 }
 
 static dra_err status_err(int code)
@@ -89,27 +80,30 @@ static dra_err status_err(int code)
     }
 }
 
-static void set_status(dra_plugin_rpc_status *st, int code, grpc_slice details)
+/* An idle connection the plugin has not closed, NULL when none. */
+static plugin_h2c *take_idle(dra_plugin_client *c)
 {
-    if (!st)
-        return;
-    st->code = code;
-    size_t n = GRPC_SLICE_LENGTH(details);
-    if (n >= sizeof(st->message))
-        n = sizeof(st->message) - 1;
-    memcpy(st->message, GRPC_SLICE_START_PTR(details), n);
-    st->message[n] = '\0';
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        plugin_h2c *h = c->n_idle > 0 ? c->idle[--c->n_idle] : NULL;
+        pthread_mutex_unlock(&c->mu);
+        if (!h || plugin_h2c_alive(h))
+            return h;
+        plugin_h2c_free(h);
+    }
 }
 
-static void copy_response(grpc_byte_buffer *bb, dra_buf *resp)
+static void put_idle(dra_plugin_client *c, plugin_h2c *h)
 {
-    grpc_byte_buffer_reader r;
-    if (!grpc_byte_buffer_reader_init(&r, bb))
-        return;
-    grpc_slice s = grpc_byte_buffer_reader_readall(&r);
-    grpc_byte_buffer_reader_destroy(&r);
-    dra_buf_append(resp, GRPC_SLICE_START_PTR(s), GRPC_SLICE_LENGTH(s));
-    grpc_slice_unref(s);
+    if (plugin_h2c_usable(h)) {
+        pthread_mutex_lock(&c->mu);
+        if (c->n_idle < MAX_IDLE) {
+            c->idle[c->n_idle++] = h;
+            h = NULL;
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    plugin_h2c_free(h);
 }
 
 /* One unary call: sends |req| to |method|, appends the answer to |resp|.
@@ -119,60 +113,34 @@ static dra_err unary(dra_plugin_client *c, const char *method,
                      const dra_buf *req, int timeout_ms, dra_buf *resp,
                      dra_plugin_rpc_status *st)
 {
+    dra_plugin_rpc_status local;
+    if (!st)
+        st = &local;
     if (timeout_ms <= 0)
         timeout_ms = DEFAULT_TIMEOUT_MS;
-    gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                                         gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
-    grpc_slice mslice = grpc_slice_from_copied_string(method);
-    grpc_call *call = grpc_channel_create_call(c->channel, NULL, GRPC_PROPAGATE_DEFAULTS,
-                                               cq, mslice, NULL, deadline, NULL);
-    grpc_slice_unref(mslice);
-    grpc_slice body = grpc_slice_from_copied_buffer(req->p ? req->p : "", req->len);
-    grpc_byte_buffer *out = grpc_raw_byte_buffer_create(&body, 1);
-    grpc_slice_unref(body);
-    grpc_byte_buffer *in = NULL;
-    grpc_metadata_array init_md, trail_md;
-    grpc_metadata_array_init(&init_md);
-    grpc_metadata_array_init(&trail_md);
-    grpc_status_code code = GRPC_STATUS_UNKNOWN;
-    grpc_slice details = grpc_empty_slice();
-
-    grpc_op ops[6];
-    memset(ops, 0, sizeof(ops));
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = out;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &init_md;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &in;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &trail_md;
-    ops[5].data.recv_status_on_client.status = &code;
-    ops[5].data.recv_status_on_client.status_details = &details;
-    if (grpc_call_start_batch(call, ops, 6, call, NULL) == GRPC_CALL_OK)
-        (void)grpc_completion_queue_pluck(cq, call, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    else
-        code = GRPC_STATUS_INTERNAL;
-    if (in && code == GRPC_STATUS_OK)
-        copy_response(in, resp);
-    set_status(st, (int)code, details);
-
-    if (in)
-        grpc_byte_buffer_destroy(in);
-    grpc_byte_buffer_destroy(out);
-    grpc_slice_unref(details);
-    grpc_metadata_array_destroy(&init_md);
-    grpc_metadata_array_destroy(&trail_md);
-    grpc_call_unref(call);
-    grpc_completion_queue_shutdown(cq);
-    (void)grpc_completion_queue_pluck(cq, NULL, gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
-    grpc_completion_queue_destroy(cq);
+    int64_t deadline = plugin_now_ms() + timeout_ms;
+    size_t before = resp->len;
+    for (int attempt = 0;; attempt++) {
+        /* A retry takes a new connection: the pool may hold more stale ones. */
+        plugin_h2c *h = attempt == 0 ? take_idle(c) : NULL;
+        int reused = h != NULL;
+        if (!h) {
+            dra_err e = plugin_h2c_connect(c->target, deadline, c->mem, &h, st);
+            if (e != DRA_OK)
+                return e;
+        }
+        plugin_h2c_call(h, method, (const uint8_t *)req->p, req->len, deadline,
+                        PLUGIN_DEFAULT_MAX_MESSAGE, resp, st);
+        int again = reused && attempt == 0 && plugin_h2c_refused(h);
+        put_idle(c, h);
+        if (st->code != DRA_GRPC_OK)
+            resp->len = before;
+        if (!again)
+            break;
+    }
     if (resp->oom)
         return DRA_ENOMEM;
-    return status_err((int)code);
+    return status_err(st->code);
 }
 
 dra_err dra_plugin_client_get_info(dra_plugin_client *c, int timeout_ms,

@@ -1,7 +1,8 @@
 /*
  * plugin/plugin_int.h: internals of module plugin shared between its
  * files (and the plugin's tests and fuzzers): the protobuf layer (pb.c),
- * the gRPC server (h2_core.c, h2_server.c, h2_client.c), the RPC handlers (service.c),
+ * gRPC over nghttp2 (h2_core.c, h2_server.c: the servers; h2_client.c,
+ * h2_dial.c: client connections), the RPC handlers (service.c),
  * CDI specs (cdi.c), the checkpoint (checkpoint.c), opaque configuration
  * (config.c), prepare/unprepare (prepare.c), publishing (publish.c) and
  * device health (health.c).
@@ -182,11 +183,48 @@ void plugin_h2_call_free(const dra_mem *mem, plugin_h2_call *c) DRA_HIDDEN;
  * due, -1 when none. */
 int64_t plugin_h2_expire(plugin_h2 *h, int64_t now_ms, int64_t timeout_ms) DRA_HIDDEN;
 
-/* A unary call as a client (h2_client.c), for the plugin's own health
- * check on its unix sockets: |method| with |req|, the answer message
- * appended to |resp|, the status in *code and |msg|. DRA_OK when the
- * call completed (whatever its status); DRA_EIO (cannot connect, broken
- * connection), DRA_ETIMEOUT, DRA_ENOMEM. */
+/* A gRPC client connection (h2_client.c): unary calls one after another
+ * on one HTTP/2 connection to a unix socket or a TCP port. One thread
+ * at a time; the public client (client.c) pools them. */
+typedef struct plugin_h2c plugin_h2c;
+
+/* Connects to |target| ("/path", "unix:/path", "unix:///path" or
+ * "host:port") before |deadline_ms| (plugin_now_ms's clock). DRA_OK;
+ * DRA_EUNAVAILABLE (UNAVAILABLE in |st|, with gRPC's wording),
+ * DRA_ETIMEOUT (DEADLINE_EXCEEDED), DRA_ENOMEM. */
+dra_err plugin_h2c_connect(const char *target, int64_t deadline_ms, const dra_mem *mem,
+                           plugin_h2c **out, dra_plugin_rpc_status *st) DRA_HIDDEN;
+void plugin_h2c_free(plugin_h2c *c) DRA_HIDDEN; /* NULL: no-op */
+/* One unary call: |req| to |method|, the answer message appended to
+ * |resp| (a non-OK call may leave part of one there). |st| always gets
+ * the outcome: the server's status, or one decided here: UNAVAILABLE
+ * (connection lost), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (answer over
+ * |max_message|, or out of memory: then resp->oom), INTERNAL (malformed
+ * answer), CANCELLED and others from a reset stream. */
+void plugin_h2c_call(plugin_h2c *c, const char *method, const uint8_t *req, size_t req_len,
+                     int64_t deadline_ms, size_t max_message, dra_buf *resp,
+                     dra_plugin_rpc_status *st) DRA_HIDDEN;
+/* 1 when the last call ended cleanly and the connection may carry another. */
+int plugin_h2c_usable(const plugin_h2c *c) DRA_HIDDEN;
+/* 1 when the last call failed before any of it reached the server (a
+ * stale connection, a refused stream): safe to try again elsewhere. */
+int plugin_h2c_refused(const plugin_h2c *c) DRA_HIDDEN;
+/* For a pooled connection about to be reused: reads what came while it
+ * was idle; 0 when the server closed it or is going away. */
+int plugin_h2c_alive(plugin_h2c *c) DRA_HIDDEN;
+
+/* A connected non-blocking socket to |target| (see plugin_h2c_connect)
+ * before |deadline_ms| (h2_dial.c), -1 with an errno value in *err
+ * (ETIMEDOUT at the deadline). |peer| gets the address as gRPC's
+ * messages name it, |authority| the :authority to send. */
+int plugin_dial(const char *target, int64_t deadline_ms, char *peer, size_t peercap,
+                char *authority, size_t authcap, int *err) DRA_HIDDEN;
+
+/* One call on a connection of its own, for the plugin's health check on
+ * its own unix sockets: |method| with |req|, the answer message appended
+ * to |resp|, the status in *code and |msg|. DRA_OK when the call ended
+ * with a status (the server's, or one plugin_h2c_call decided: see
+ * there); DRA_EIO (cannot connect), DRA_ETIMEOUT, DRA_ENOMEM. */
 dra_err plugin_h2_unary(const char *socket_path, const char *method, const uint8_t *req,
                         size_t req_len, int timeout_ms, const dra_mem *mem, dra_buf *resp,
                         int *code, char *msg, size_t msgcap) DRA_HIDDEN;

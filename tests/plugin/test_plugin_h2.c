@@ -6,8 +6,9 @@
  * compression, a message larger than the limit, a request cut off in
  * the middle, two messages, the wrong content-type), a connection
  * closed mid-message or while its call runs, many streams at once on
- * one connection (handlers in parallel), and the gRPC core client and
- * the plugin's own unary client on the good paths.
+ * one connection (handlers in parallel), and the public client
+ * (client.c) and the health check's one-call client on the good paths
+ * (test_plugin_client has the client's error paths).
  */
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
@@ -470,9 +471,9 @@ static void test_many_streams(void **state)
     assert_int_equal(f->g.most, WORKERS);
 }
 
-/* The plugin's own client (the health self-check's) and the gRPC core
- * client against the same server; then a stop with a client connected
- * and a call held in its handler. */
+/* The plugin's own one-call client (the health self-check's) and the
+ * public client against the same server; then a stop with a client
+ * connected and a call held in its handler. */
 static void test_clients_and_stop(void **state)
 {
     fixture *f = *state;
