@@ -120,6 +120,7 @@ static dra_err unary(dra_plugin_client *c, const char *method,
         timeout_ms = DEFAULT_TIMEOUT_MS;
     int64_t deadline = plugin_now_ms() + timeout_ms;
     size_t before = resp->len;
+    int oom = 0;
     for (int attempt = 0;; attempt++) {
         /* A retry takes a new connection: the pool may hold more stale ones. */
         plugin_h2c *h = attempt == 0 ? take_idle(c) : NULL;
@@ -132,13 +133,14 @@ static dra_err unary(dra_plugin_client *c, const char *method,
         plugin_h2c_call(h, method, (const uint8_t *)req->p, req->len, deadline,
                         PLUGIN_DEFAULT_MAX_MESSAGE, resp, st);
         int again = reused && attempt == 0 && plugin_h2c_refused(h);
+        oom = plugin_h2c_oom(h);
         put_idle(c, h);
         if (st->code != DRA_GRPC_OK)
             resp->len = before;
         if (!again)
             break;
     }
-    if (resp->oom)
+    if (resp->oom || oom)
         return DRA_ENOMEM;
     return status_err(st->code);
 }

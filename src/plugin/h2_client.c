@@ -60,6 +60,7 @@ struct plugin_h2c {
     int broken;  /* not to be used again */
     int refused; /* the last call certainly did not reach the server */
     int wrote;   /* bytes went out during the current call */
+    int oom;     /* an allocation failed (nghttp2's or ours) */
     char peer[200]; /* for messages, as gRPC names addresses */
     char authority[128];
 };
@@ -373,39 +374,50 @@ void plugin_h2c_free(plugin_h2c *c)
     dra_free(c->mem, c);
 }
 
-dra_err plugin_h2c_connect(const char *target, int64_t deadline_ms, const dra_mem *mem,
-                           plugin_h2c **out, dra_plugin_rpc_status *st)
+dra_err plugin_h2c_adopt(int fd, const char *peer, const char *authority, const dra_mem *mem,
+                         plugin_h2c **out)
 {
     *out = NULL;
     plugin_h2c *c = dra_calloc(mem, 1, sizeof(*c));
     if (!c) {
-        set_status(st, DRA_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+        close(fd);
         return DRA_ENOMEM;
     }
     c->mem = mem;
-    c->fd = -1;
+    c->fd = fd;
     c->nmem = (nghttp2_mem){(void *)mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
     dra_buf_init(&c->out, mem);
-    int err;
-    c->fd = plugin_dial(target, deadline_ms, c->peer, sizeof(c->peer), c->authority,
-                        sizeof(c->authority), &err);
-    if (c->fd < 0) {
-        if (err == ETIMEDOUT)
-            set_status(st, DRA_GRPC_DEADLINE_EXCEEDED, "Deadline Exceeded");
-        else
-            set_status(st, DRA_GRPC_UNAVAILABLE,
-                       "failed to connect to all addresses; last error: %s: %s", c->peer,
-                       strerror(err));
-        plugin_h2c_free(c);
-        return err == ETIMEDOUT ? DRA_ETIMEOUT : DRA_EUNAVAILABLE;
-    }
+    snprintf(c->peer, sizeof(c->peer), "%s", peer);
+    snprintf(c->authority, sizeof(c->authority), "%s", authority);
     if (new_session(c) != DRA_OK) {
-        set_status(st, DRA_GRPC_RESOURCE_EXHAUSTED, "out of memory");
         plugin_h2c_free(c);
         return DRA_ENOMEM;
     }
     *out = c;
     return DRA_OK;
+}
+
+dra_err plugin_h2c_connect(const char *target, int64_t deadline_ms, const dra_mem *mem,
+                           plugin_h2c **out, dra_plugin_rpc_status *st)
+{
+    *out = NULL;
+    char peer[sizeof(((plugin_h2c *)0)->peer)], authority[sizeof(((plugin_h2c *)0)->authority)];
+    int err;
+    int fd = plugin_dial(target, deadline_ms, peer, sizeof(peer), authority, sizeof(authority),
+                         &err);
+    if (fd < 0) {
+        if (err == ETIMEDOUT)
+            set_status(st, DRA_GRPC_DEADLINE_EXCEEDED, "Deadline Exceeded");
+        else
+            set_status(st, DRA_GRPC_UNAVAILABLE,
+                       "failed to connect to all addresses; last error: %s: %s", peer,
+                       strerror(err));
+        return err == ETIMEDOUT ? DRA_ETIMEOUT : DRA_EUNAVAILABLE;
+    }
+    dra_err e = plugin_h2c_adopt(fd, peer, authority, mem, out);
+    if (e != DRA_OK)
+        set_status(st, DRA_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+    return e;
 }
 
 /* ---- I/O ------------------------------------------------------------------------ */
@@ -420,12 +432,16 @@ static int fill_out(plugin_h2c *c)
     while (c->out.len - c->out_off < OUT_CHUNK) {
         const uint8_t *p;
         ssize_t n = nghttp2_session_mem_send(c->session, &p);
-        if (n < 0)
+        if (n < 0) {
+            c->oom |= n == NGHTTP2_ERR_NOMEM;
             return -1;
+        }
         if (n == 0)
             break;
-        if (dra_buf_append(&c->out, p, (size_t)n) != DRA_OK)
+        if (dra_buf_append(&c->out, p, (size_t)n) != DRA_OK) {
+            c->oom = 1;
             return -1;
+        }
     }
     return 0;
 }
@@ -459,8 +475,11 @@ static int read_in(plugin_h2c *c)
         return errno;
     if (n == 0)
         return -1;
-    if (nghttp2_session_mem_recv(c->session, buf, (size_t)n) < 0)
+    ssize_t rv = nghttp2_session_mem_recv(c->session, buf, (size_t)n);
+    if (rv < 0) {
+        c->oom |= rv == NGHTTP2_ERR_NOMEM;
         return EPROTO;
+    }
     return 0;
 }
 
@@ -469,6 +488,8 @@ static void conn_lost(plugin_h2c *c, h2c_call *u, int err)
 {
     if (err == -1)
         fail_call(c, u, DRA_GRPC_UNAVAILABLE, "Socket closed");
+    else if (err == EPROTO && c->oom)
+        fail_call(c, u, DRA_GRPC_RESOURCE_EXHAUSTED, "out of memory");
     else if (err == EPROTO)
         fail_call(c, u, DRA_GRPC_INTERNAL, "HTTP/2 error from %s", c->peer);
     else
@@ -484,7 +505,10 @@ static void run(plugin_h2c *c, h2c_call *u, int64_t deadline_ms)
     while (!u->failed && !u->closed && !u->ended) {
         int err = 0;
         if (fill_out(c) != 0) {
-            fail_call(c, u, DRA_GRPC_INTERNAL, "HTTP/2 session error");
+            if (c->oom)
+                fail_call(c, u, DRA_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+            else
+                fail_call(c, u, DRA_GRPC_INTERNAL, "HTTP/2 session error");
             return;
         }
         if ((err = flush_out(c)) != 0) {
@@ -573,8 +597,10 @@ static int submit_call(plugin_h2c *c, h2c_call *u, const char *method, int64_t d
     prd.read_callback = read_req;
     int32_t id = nghttp2_submit_request(c->session, NULL, nv, sizeof(nv) / sizeof(nv[0]), &prd,
                                         NULL);
-    if (id < 0)
+    if (id < 0) {
+        c->oom |= id == NGHTTP2_ERR_NOMEM;
         return -1;
+    }
     u->stream_id = id;
     return 0;
 }
@@ -604,8 +630,11 @@ void plugin_h2c_call(plugin_h2c *c, const char *method, const uint8_t *req, size
     if (submit_call(c, &u, method, deadline_ms) != 0) {
         c->broken = c->refused = 1;
         c->call = NULL;
-        set_status(st, DRA_GRPC_UNAVAILABLE, "the connection to %s takes no new calls",
-                   c->peer);
+        if (c->oom)
+            set_status(st, DRA_GRPC_RESOURCE_EXHAUSTED, "out of memory");
+        else
+            set_status(st, DRA_GRPC_UNAVAILABLE, "the connection to %s takes no new calls",
+                       c->peer);
         return;
     }
     run(c, &u, deadline_ms);
@@ -621,6 +650,11 @@ int plugin_h2c_usable(const plugin_h2c *c)
 int plugin_h2c_refused(const plugin_h2c *c)
 {
     return c->refused;
+}
+
+int plugin_h2c_oom(const plugin_h2c *c)
+{
+    return c->oom;
 }
 
 int plugin_h2c_alive(plugin_h2c *c)
@@ -656,8 +690,9 @@ dra_err plugin_h2_unary(const char *socket_path, const char *method, const uint8
         return e == DRA_ENOMEM || e == DRA_ETIMEOUT ? e : DRA_EIO;
     size_t before = resp->len;
     plugin_h2c_call(c, method, req, req_len, deadline, PLUGIN_DEFAULT_MAX_MESSAGE, resp, &st);
+    int oom = plugin_h2c_oom(c);
     plugin_h2c_free(c);
-    if (resp->oom)
+    if (resp->oom || oom)
         return DRA_ENOMEM;
     *code = st.code;
     snprintf(msg, msgcap, "%s", st.message);

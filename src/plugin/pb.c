@@ -40,10 +40,19 @@ typedef K8s__Io__Kubelet__Pkg__Apis__Dra__V1__NodeUnprepareResourceResponse pb_u
 #define UNPREP_ONE_INIT K8S__IO__KUBELET__PKG__APIS__DRA__V1__NODE_UNPREPARE_RESOURCE_RESPONSE__INIT
 
 /* protobuf-c allocates through this: from the arena, never freed one by
- * one. */
+ * one. An unpack that returns NULL may have run out of memory rather than
+ * met a malformed message; |oom| tells which. */
+typedef struct pb_alloc {
+    dra_arena *a;
+    int oom;
+} pb_alloc;
+
 static void *pb_arena_alloc(void *ud, size_t size)
 {
-    return dra_arena_alloc(ud, size ? size : 1);
+    pb_alloc *pa = ud;
+    void *p = dra_arena_alloc(pa->a, size ? size : 1);
+    pa->oom |= p == NULL;
+    return p;
 }
 
 static void pb_arena_free(void *ud, void *ptr)
@@ -52,10 +61,16 @@ static void pb_arena_free(void *ud, void *ptr)
     (void)ptr;
 }
 
-static ProtobufCAllocator pb_allocator(dra_arena *a)
+static ProtobufCAllocator pb_allocator(pb_alloc *pa)
 {
-    ProtobufCAllocator al = {pb_arena_alloc, pb_arena_free, a};
+    ProtobufCAllocator al = {pb_arena_alloc, pb_arena_free, pa};
     return al;
+}
+
+/* Why an unpack returned NULL. */
+static dra_err pb_unpack_err(const pb_alloc *pa)
+{
+    return pa->oom ? DRA_ENOMEM : DRA_EPARSE;
 }
 
 static int utf8_ok(const char *s)
@@ -108,14 +123,15 @@ dra_err plugin_pb_decode_claims(dra_arena *a, const uint8_t *data,
                                 size_t len, dra_plugin_claim_ref **out,
                                 size_t *n, char *err, size_t errcap)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     *out = NULL;
     *n = 0;
     pb_prep_req *m = k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_request__unpack(
         &al, len, data);
     if (!m) {
-        snprintf(err, errcap, "malformed request message");
-        return DRA_EPARSE;
+        snprintf(err, errcap, pa.oom ? "out of memory" : "malformed request message");
+        return pb_unpack_err(&pa);
     }
     if (m->n_claims > PLUGIN_MAX_CLAIMS) {
         snprintf(err, errcap, "too many claims in one request: %zu (at most %d)",
@@ -267,13 +283,14 @@ dra_err plugin_pb_decode_prepare_resp(dra_arena *a, const uint8_t *data,
                                       size_t len, dra_plugin_claim_result **out,
                                       size_t *n)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     *out = NULL;
     *n = 0;
     pb_prep_resp *m =
         k8s__io__kubelet__pkg__apis__dra__v1__node_prepare_resources_response__unpack(&al, len, data);
     if (!m)
-        return DRA_EPARSE;
+        return pb_unpack_err(&pa);
     dra_plugin_claim_result *v = dra_arena_array(a, m->n_claims ? m->n_claims : 1,
                                                  sizeof(*v));
     if (!v)
@@ -321,13 +338,14 @@ dra_err plugin_pb_decode_unprepare_resp(dra_arena *a, const uint8_t *data,
                                         size_t len,
                                         dra_plugin_claim_result **out, size_t *n)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     *out = NULL;
     *n = 0;
     pb_unprep_resp *m =
         k8s__io__kubelet__pkg__apis__dra__v1__node_unprepare_resources_response__unpack(&al, len, data);
     if (!m)
-        return DRA_EPARSE;
+        return pb_unpack_err(&pa);
     dra_plugin_claim_result *v = dra_arena_array(a, m->n_claims ? m->n_claims : 1,
                                                  sizeof(*v));
     if (!v)
@@ -348,9 +366,10 @@ dra_err plugin_pb_decode_unprepare_resp(dra_arena *a, const uint8_t *data,
 
 dra_err plugin_pb_decode_info_req(dra_arena *a, const uint8_t *data, size_t len)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     return pluginregistration__info_request__unpack(&al, len, data) ? DRA_OK
-                                                                    : DRA_EPARSE;
+                                                                    : pb_unpack_err(&pa);
 }
 
 dra_err plugin_pb_encode_info(dra_arena *a, const dra_plugin_info *info,
@@ -371,10 +390,13 @@ dra_err plugin_pb_encode_info(dra_arena *a, const dra_plugin_info *info,
 dra_err plugin_pb_decode_info(dra_arena *a, const uint8_t *data, size_t len,
                               dra_plugin_info *out)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     Pluginregistration__PluginInfo *m =
         pluginregistration__plugin_info__unpack(&al, len, data);
-    if (!m || !utf8_ok(m->type) || !utf8_ok(m->name) || !utf8_ok(m->endpoint))
+    if (!m)
+        return pb_unpack_err(&pa);
+    if (!utf8_ok(m->type) || !utf8_ok(m->name) || !utf8_ok(m->endpoint))
         return DRA_EPARSE;
     out->type = m->type;
     out->name = m->name;
@@ -398,10 +420,13 @@ dra_err plugin_pb_decode_reg_status(dra_arena *a, const uint8_t *data,
                                     size_t len, int *registered,
                                     const char **error)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     Pluginregistration__RegistrationStatus *m =
         pluginregistration__registration_status__unpack(&al, len, data);
-    if (!m || !utf8_ok(m->error))
+    if (!m)
+        return pb_unpack_err(&pa);
+    if (!utf8_ok(m->error))
         return DRA_EPARSE;
     *registered = m->plugin_registered != 0;
     *error = m->error;
@@ -418,10 +443,11 @@ dra_err plugin_pb_decode_empty(dra_arena *a, const uint8_t *data, size_t len)
 {
     /* Any well-formed message decodes as an empty one (unknown fields
      * are skipped), as proto3 parsers do. */
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     return pluginregistration__registration_status_response__unpack(&al, len, data)
                ? DRA_OK
-               : DRA_EPARSE;
+               : pb_unpack_err(&pa);
 }
 
 /* ---- health -------------------------------------------------------------- */
@@ -436,10 +462,13 @@ dra_err plugin_pb_encode_health_req(const char *service, dra_buf *out)
 dra_err plugin_pb_decode_health_req(dra_arena *a, const uint8_t *data,
                                     size_t len, const char **service)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     Grpc__Health__V1__HealthCheckRequest *m =
         grpc__health__v1__health_check_request__unpack(&al, len, data);
-    if (!m || !utf8_ok(m->service))
+    if (!m)
+        return pb_unpack_err(&pa);
+    if (!utf8_ok(m->service))
         return DRA_EPARSE;
     *service = m->service;
     return DRA_OK;
@@ -455,11 +484,12 @@ dra_err plugin_pb_encode_health_resp(int status, dra_buf *out)
 dra_err plugin_pb_decode_health_resp(dra_arena *a, const uint8_t *data,
                                      size_t len, int *status)
 {
-    ProtobufCAllocator al = pb_allocator(a);
+    pb_alloc pa = {a, 0};
+    ProtobufCAllocator al = pb_allocator(&pa);
     Grpc__Health__V1__HealthCheckResponse *m =
         grpc__health__v1__health_check_response__unpack(&al, len, data);
     if (!m)
-        return DRA_EPARSE;
+        return pb_unpack_err(&pa);
     *status = (int)m->status;
     return DRA_OK;
 }

@@ -194,6 +194,11 @@ typedef struct plugin_h2c plugin_h2c;
  * DRA_ETIMEOUT (DEADLINE_EXCEEDED), DRA_ENOMEM. */
 dra_err plugin_h2c_connect(const char *target, int64_t deadline_ms, const dra_mem *mem,
                            plugin_h2c **out, dra_plugin_rpc_status *st) DRA_HIDDEN;
+/* A connection over |fd|, connected already (the fuzzer's socketpair),
+ * which it owns from here on (closed on failure too). DRA_OK or
+ * DRA_ENOMEM. */
+dra_err plugin_h2c_adopt(int fd, const char *peer, const char *authority, const dra_mem *mem,
+                         plugin_h2c **out) DRA_HIDDEN;
 void plugin_h2c_free(plugin_h2c *c) DRA_HIDDEN; /* NULL: no-op */
 /* One unary call: |req| to |method|, the answer message appended to
  * |resp| (a non-OK call may leave part of one there). |st| always gets
@@ -209,6 +214,9 @@ int plugin_h2c_usable(const plugin_h2c *c) DRA_HIDDEN;
 /* 1 when the last call failed before any of it reached the server (a
  * stale connection, a refused stream): safe to try again elsewhere. */
 int plugin_h2c_refused(const plugin_h2c *c) DRA_HIDDEN;
+/* 1 when the last call failed for want of memory (then its status is
+ * RESOURCE_EXHAUSTED "out of memory"; callers return DRA_ENOMEM). */
+int plugin_h2c_oom(const plugin_h2c *c) DRA_HIDDEN;
 /* For a pooled connection about to be reused: reads what came while it
  * was idle; 0 when the server closed it or is going away. */
 int plugin_h2c_alive(plugin_h2c *c) DRA_HIDDEN;

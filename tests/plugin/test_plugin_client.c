@@ -5,8 +5,9 @@
  * (an independent implementation): nothing listening, every status code
  * and its dra_err, a message that needs percent-encoding, an answer at
  * and over the 4 MiB limit, a deadline, one client shared by threads, a
- * server stopped and started again behind a pooled connection, and a
- * server that closes or is killed mid-call.
+ * server stopped and started again behind a pooled connection, every
+ * allocation failing in turn, and a server that closes or is killed
+ * mid-call.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -289,6 +290,40 @@ static void test_shared_client(void **state)
     dra_plugin_client_free(c);
 }
 
+/* ---- allocation failures ---------------------------------------------------------------- */
+
+/* Every allocation of two calls (a new connection, then its reuse)
+ * failing in turn: DRA_OK or DRA_ENOMEM, nothing leaked. */
+static void test_failmem(void **state)
+{
+    fixture *f = *state;
+    long k;
+    for (k = 0;; k++) {
+        dra_failmem fm;
+        dra_failmem_init(&fm, k);
+        dra_plugin_client *c;
+        dra_plugin_rpc_status st;
+        st.message[0] = '\0';
+        dra_err e = dra_plugin_client_new(f->sock, &fm.mem, &c);
+        if (e == DRA_OK) {
+            int hs;
+            e = dra_plugin_client_health_check(c, "", 5000, &hs, &st);
+            if (e == DRA_OK)
+                e = dra_plugin_client_health_check(c, "", 5000, &hs, &st);
+            dra_plugin_client_free(c);
+        }
+        if (fm.live != 0)
+            fail_msg("k=%ld leaks %ld blocks", k, fm.live);
+        if (!fm.failed) {
+            assert_int_equal(e, DRA_OK);
+            break;
+        }
+        if (e != DRA_OK && e != DRA_ENOMEM)
+            fail_msg("k=%ld returned %s (%s)", k, dra_errname(e), st.message);
+    }
+    assert_true(k > 10);
+}
+
 /* ---- the server goes away ------------------------------------------------------------- */
 
 /* A restarted plugin behind a pooled connection: the next call after the
@@ -441,6 +476,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_client, setup, teardown),
         cmocka_unit_test_setup_teardown(test_server_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failmem, setup, teardown),
         cmocka_unit_test(test_closed_mid_call),
         cmocka_unit_test(test_grpcio_server),
     };
