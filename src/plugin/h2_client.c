@@ -65,28 +65,6 @@ struct plugin_h2c {
     char authority[128];
 };
 
-/* ---- allocation through the owner's dra_mem ------------------------------ */
-
-static void *nm_malloc(size_t size, void *ud)
-{
-    return dra_malloc(ud, size);
-}
-
-static void nm_free(void *ptr, void *ud)
-{
-    dra_free(ud, ptr);
-}
-
-static void *nm_calloc(size_t n, size_t size, void *ud)
-{
-    return dra_calloc(ud, n, size);
-}
-
-static void *nm_realloc(void *ptr, size_t size, void *ud)
-{
-    return dra_realloc(ud, ptr, size);
-}
-
 /* ---- status --------------------------------------------------------------- */
 
 static void set_status(dra_plugin_rpc_status *st, int code, const char *fmt, ...)
@@ -385,7 +363,7 @@ dra_err plugin_h2c_adopt(int fd, const char *peer, const char *authority, const 
     }
     c->mem = mem;
     c->fd = fd;
-    c->nmem = (nghttp2_mem){(void *)mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
+    plugin_h2_mem(mem, &c->nmem);
     dra_buf_init(&c->out, mem);
     snprintf(c->peer, sizeof(c->peer), "%s", peer);
     snprintf(c->authority, sizeof(c->authority), "%s", authority);

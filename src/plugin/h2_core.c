@@ -71,6 +71,11 @@ static void *nm_realloc(void *ptr, size_t size, void *ud)
     return dra_realloc(ud, ptr, size);
 }
 
+void plugin_h2_mem(const dra_mem *mem, void *nmem)
+{
+    *(nghttp2_mem *)nmem = (nghttp2_mem){(void *)mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
+}
+
 /* ---- streams -------------------------------------------------------------- */
 
 static void unlink_stream(plugin_h2 *h, h2_stream *s)
@@ -424,7 +429,7 @@ dra_err plugin_h2_new(const plugin_h2_cfg *cfg, plugin_h2 **out)
     if (!h)
         return DRA_ENOMEM;
     h->cfg = *cfg;
-    h->nmem = (nghttp2_mem){(void *)cfg->mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
+    plugin_h2_mem(cfg->mem, &h->nmem);
     nghttp2_session_callbacks *cb;
     if (nghttp2_session_callbacks_new(&cb) != 0) {
         dra_free(cfg->mem, h);

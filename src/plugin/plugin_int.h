@@ -140,6 +140,10 @@ void plugin_server_stop(plugin_server *s) DRA_HIDDEN;
  * one thread drives a connection. */
 typedef struct plugin_h2 plugin_h2;
 
+/* Fills the nghttp2_mem at |nmem| (void *: this header does not include
+ * nghttp2's) so that nghttp2 allocates through |mem|. */
+void plugin_h2_mem(const dra_mem *mem, void *nmem);
+
 /* A complete unary request. From dispatch on it belongs to the owner,
  * who runs the handler on |rpc| (any thread) and gives it back with
  * plugin_h2_answer (the connection's thread) or plugin_h2_call_free. */
