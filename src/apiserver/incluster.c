@@ -27,6 +27,28 @@ struct dra_watch_stream {
     dra_buf pending; /* bytes read, not yet handed out as lines */
 };
 
+/* The fields every request shares: the handler is asked as drad's own
+ * controllers, for JSON. */
+static void req_init(dra_apiserver_req *q, const char *method, const char *path,
+                     const char *query)
+{
+    memset(q, 0, sizeof *q);
+    q->method = method;
+    q->path = path;
+    q->query = query;
+    q->accept = "application/json";
+    q->user = "system:drad";
+}
+
+/* A handler that could not answer at all, as the transport's Status. */
+static void status_from_err(dra_kstatus *st, dra_err e)
+{
+    if (st) {
+        st->code = 0;
+        snprintf(st->message, sizeof st->message, "%s", dra_strerror(e));
+    }
+}
+
 static dra_err tr_request(void *ud, const dra_cluster_req *req, int *code,
                           dra_buf *body, dra_kstatus *st)
 {
@@ -34,24 +56,16 @@ static dra_err tr_request(void *ud, const dra_cluster_req *req, int *code,
     dra_apiserver_req q;
     dra_apiserver_resp r;
     dra_err e;
-    memset(&q, 0, sizeof q);
-    q.method = req->method;
-    q.path = req->path;
-    q.query = req->query;
-    q.accept = "application/json";
+    req_init(&q, req->method, req->path, req->query);
     q.content_type = req->body ? (req->content_type ? req->content_type
                                                     : "application/json")
                                : NULL;
     q.body = req->body;
     q.body_len = req->body_len;
-    q.user = "system:drad";
     dra_apiserver_resp_init(&r, c->srv->mem);
     e = dra_apiserver_handle(c->srv, &q, &r);
     if (e) {
-        if (st) {
-            st->code = 0;
-            snprintf(st->message, sizeof st->message, "%s", dra_strerror(e));
-        }
+        status_from_err(st, e);
         dra_apiserver_resp_fini(&r);
         return e;
     }
@@ -73,15 +87,10 @@ static dra_err tr_request_doc(void *ud, const dra_cluster_req *req, const dra_do
     dra_apiserver_req q;
     dra_apiserver_resp r;
     dra_err e;
-    memset(&q, 0, sizeof q);
-    q.method = req->method;
-    q.path = req->path;
-    q.query = req->query;
-    q.accept = "application/json";
+    req_init(&q, req->method, req->path, req->query);
     q.content_type = req->content_type;
     q.body_doc = body;
     q.reply_arena = a;
-    q.user = "system:drad";
     dra_apiserver_resp_init(&r, c->srv->mem);
     e = dra_apiserver_handle(c->srv, &q, &r);
     *doc = NULL;
@@ -89,9 +98,8 @@ static dra_err tr_request_doc(void *ud, const dra_cluster_req *req, const dra_do
         *code = r.code;
         *doc = r.doc;
         e = dra_buf_append(out, r.body.p ? r.body.p : "", r.body.len);
-    } else if (e != DRA_EUNSUPPORTED && st) {
-        st->code = 0;
-        snprintf(st->message, sizeof st->message, "%s", dra_strerror(e));
+    } else if (e != DRA_EUNSUPPORTED) {
+        status_from_err(st, e);
     }
     dra_apiserver_resp_fini(&r);
     return e;
@@ -115,12 +123,7 @@ static dra_err tr_watch_open(void *ud, const char *path, const char *query,
     dra_watch_stream *w;
     dra_err e;
     *out = NULL;
-    memset(&q, 0, sizeof q);
-    q.method = "GET";
-    q.path = path;
-    q.query = query;
-    q.accept = "application/json";
-    q.user = "system:drad";
+    req_init(&q, "GET", path, query);
     dra_apiserver_resp_init(&r, c->srv->mem);
     e = dra_apiserver_handle(c->srv, &q, &r);
     if (e) {
