@@ -619,6 +619,11 @@ dra_err dra_api_encode_list(dra_arena *a, dra_object *const *objs, size_t n,
  * reported, and neither is anything inside them. Returns the count. */
 size_t dra_api_unknown_fields(const dra_object *obj, dra_diag *d);
 
+/* Removes from |obj| every member dra_api_unknown_fields reports, as
+ * kube-apiserver's decoding into its types drops them when field
+ * validation is Warn or Ignore. Returns how many it removed. */
+size_t dra_api_drop_unknown_fields(dra_object *obj);
+
 /* Deep copy of |obj| into |a|, made by encoding and decoding, so the copy
  * holds exactly what the encoding holds (unknown members included).
  * DRA_OK; DRA_EINVAL for DRA_KIND_UNKNOWN; DRA_EUNSUPPORTED when a

@@ -48,8 +48,11 @@ int def_is_unset(const dra_doc *v, def_unset how)
         return 1;
     if (how != DEF_ZERO)
         return 0;
+    /* A YAML 0.0 or .0 is Go's zero too: sigs.k8s.io/yaml hands it to
+     * encoding/json as the number 0, which decodes into an int32 as 0. */
     return (v->kind == DRA_DOC_STRING && v->u.str.len == 0) ||
-           (v->kind == DRA_DOC_INT && v->u.i == 0);
+           (v->kind == DRA_DOC_INT && v->u.i == 0) ||
+           (v->kind == DRA_DOC_FLOAT && v->u.f.f == 0);
 }
 
 /* ---- edits in Go order ---------------------------------------------------------- */

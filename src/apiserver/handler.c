@@ -457,6 +457,12 @@ dra_err dra_apiserver_handle(dra_apiserver *srv, const dra_apiserver_req *req,
     } else if (!(e = parse_query(&r))) {
         e = route(&r);
     }
+    /* A handler that failed without answering is a bug, but the client
+     * still gets a Status saying so, never an empty 500. */
+    if (e && e != DRA_ENOMEM && !resp->body.len && !resp->stream)
+        e = api_fail(&r, 500, "InternalError", NULL, NULL,
+                     "Internal error occurred: the request failed without an "
+                     "answer (%s)", dra_errname(e));
     dra_arena_fini(&r.a);
     if (e == DRA_ENOMEM) {
         static const char oom[] =

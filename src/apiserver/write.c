@@ -554,81 +554,27 @@ static dra_err decode_failed(api_req *r, const dra_diag *d)
     return DRA_EINVALID;
 }
 
-/* Removes the member a field path names ("spec.devices.requests[0].foo",
- * "spec.devices[0].attributes[gpu.nvidia.com/x].y": dra_path's form) from
- * |root|. 1 when something was removed. */
-static int drop_path(dra_doc *root, const char *path)
-{
-    dra_doc *cur = root;
-    char seg[256];
-    while (cur && *path) {
-        size_t n;
-        int bracket = *path == '[';
-        if (bracket) {
-            const char *close = strchr(path, ']');
-            if (!close)
-                return 0;
-            n = (size_t)(close - path - 1);
-            if (n >= sizeof seg)
-                return 0;
-            memcpy(seg, path + 1, n);
-            path = close + 1;
-        } else {
-            n = strcspn(path, ".[");
-            if (n >= sizeof seg)
-                return 0;
-            memcpy(seg, path, n);
-            path += n;
-        }
-        seg[n] = '\0';
-        if (*path == '.')
-            path++;
-        if (!*path)
-            return !bracket && api_doc_del(cur, seg);
-        if (bracket && cur->kind == DRA_DOC_LIST) {
-            char *end;
-            unsigned long i = strtoul(seg, &end, 10);
-            cur = !*end && i < cur->u.list.n ? cur->u.list.items[i] : NULL;
-        } else {
-            cur = api_doc_at(cur, seg);
-        }
-    }
-    return 0;
-}
-
 /* Unknown fields: a 400 under Strict; under Warn a warning each; under
- * Warn and Ignore they are dropped from |obj|, since kube-apiserver's
- * decoding into its types never keeps them. *dropped says whether |obj|
- * changed (the caller decodes it again). */
-static dra_err unknown_fields(api_req *r, const dra_object *o, dra_doc *obj,
-                              int *dropped)
+ * Warn and Ignore they are dropped from |o|, since kube-apiserver's
+ * decoding into its types never keeps them. */
+static dra_err unknown_fields(api_req *r, dra_object *o)
 {
     dra_diag d;
     dra_buf b;
-    size_t n;
-    *dropped = 0;
+    if (r->fv == API_FV_IGNORE) {
+        dra_api_drop_unknown_fields(o);
+        return DRA_OK;
+    }
     dra_diag_init(&d, r->srv->mem);
-    n = dra_api_unknown_fields(o, &d);
-    if (!n) {
+    if (!dra_api_unknown_fields(o, &d)) {
         dra_diag_fini(&d);
         return DRA_OK;
     }
-    if (r->fv != API_FV_STRICT) {
-        for (size_t i = 0; i < d.n; i++) {
-            const char *q = strchr(d.v[i].msg, '"'), *e = strrchr(d.v[i].msg, '"');
-            if (r->fv == API_FV_WARN)
-                api_warn(r, d.v[i].msg);
-            if (q && e > q) {
-                char path[512];
-                size_t len = (size_t)(e - q - 1);
-                if (len < sizeof path) {
-                    memcpy(path, q + 1, len);
-                    path[len] = '\0';
-                    *dropped |= drop_path(obj, path);
-                }
-            }
-        }
+    if (r->fv == API_FV_WARN) {
+        for (size_t i = 0; i < d.n; i++)
+            api_warn(r, d.v[i].msg);
         dra_diag_fini(&d);
+        dra_api_drop_unknown_fields(o);
         return DRA_OK;
     }
     dra_buf_init(&b, r->srv->mem);
@@ -683,18 +629,12 @@ static dra_err forbidden(api_req *r, const char *name, const dra_diag *d)
  * Strict, dropped otherwise). DRA_EINVALID when answered. */
 static dra_err typed_decode(api_req *r, dra_doc *obj, dra_object **o, dra_diag *d)
 {
-    int dropped;
     dra_err e = dra_api_decode(&r->a, obj, o, d);
     if (e == DRA_ENOMEM)
         return e;
     if (e)
         return decode_failed(r, d);
-    if ((e = unknown_fields(r, *o, obj, &dropped)))
-        return e;
-    if (!dropped)
-        return DRA_OK;
-    dra_diag_clear(d);
-    return dra_api_decode(&r->a, obj, o, d);
+    return unknown_fields(r, *o);
 }
 
 /* Validation of the defaulted |o| (against |oo| on updates), then its
