@@ -98,7 +98,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (r.code >= 400 && (!r.body.p || !strstr(r.body.p, "\"kind\":\"Status\"")))
         abort();
     /* The handler's safety net for a failure nobody answered: a bug. */
-    if (r.body.p && strstr(r.body.p, "failed without an answer"))
+    if (r.body.p && strstr(r.body.p, "\"message\":\"Internal error occurred: "
+                                     "the request failed without an answer"))
         abort();
     if (r.stream) {
         dra_buf b;
