@@ -19,15 +19,22 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 start() {
-  : >"$dir/out"
+  rm -f "$dir/fifo" && mkfifo "$dir/fifo"
   t0=$(date +%s%N)
   # The API server and controllers only: no simulated nodes.
-  "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 --nodes none >"$dir/out" 2>"$dir/err" &
+  "$drad" --data-dir "$dir/data" --listen 127.0.0.1:0 --nodes none >"$dir/fifo" 2>"$dir/err" &
   pid=$!
-  while ! grep -q 'kubeconfig: ' "$dir/out" 2>/dev/null; do
-    kill -0 "$pid" 2>/dev/null || { echo "drad exited:"; cat "$dir/err"; exit 1; }
-    sleep 0.005
+  # Its lines are read as they come: a polling loop would take the
+  # second core that drad's loader thread starts on.
+  exec 3<"$dir/fifo"
+  line=
+  while IFS= read -r line <&3; do
+    case $line in *kubeconfig:*) break ;; esac
   done
+  case $line in *kubeconfig:*) ;; *) echo "drad exited:"; cat "$dir/err"; exit 1 ;; esac
+  echo "$line" >"$dir/out"
+  cat <&3 >>"$dir/out" & # drains the rest, so drad never blocks on stdout
+  exec 3<&-
   url=$(sed -n 's/.*serving \(https:[^;]*\);.*/\1/p' "$dir/out")
   token=$(cat "$dir/data/token")
   until curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" "$url/healthz"; do :; done

@@ -396,12 +396,13 @@ typedef struct loader {
     /* The live objects by resourceVersion: an event that is its object's
      * current state (no value of its own) finds the object here with a
      * cursor, as events come in rv order, instead of by key. */
-    struct byrv { uint64_t rv; sentry *e; } *byrv;
+    struct byrv { uint64_t rv; sentry *e; sres *r; } *byrv;
     size_t nbyrv, cbyrv, cur;
     int unsorted, sorted;
     dra_arena a;
     int64_t last_id; /* rows come grouped: remember the last lookup */
     sres *last_r;
+    struct load_pipe *pipe; /* while objects load: the indexer thread */
 } loader;
 
 static sres *load_res(loader *l, int64_t id)
@@ -430,7 +431,7 @@ static dra_err load_resource(void *ud, int64_t id, const char *name,
     return dra_map_put(&l->byid, k, sizeof id, r);
 }
 
-static dra_err byrv_add(loader *l, uint64_t rv, sentry *e)
+static dra_err byrv_add(loader *l, uint64_t rv, sres *r, sentry *e)
 {
     void *p = l->byrv;
     if (dra_grow(l->s->mem, &p, &l->cbyrv, l->nbyrv + 1, sizeof *l->byrv))
@@ -439,6 +440,7 @@ static dra_err byrv_add(loader *l, uint64_t rv, sentry *e)
     if (l->nbyrv && l->byrv[l->nbyrv - 1].rv > rv)
         l->unsorted = 1;
     l->byrv[l->nbyrv].rv = rv;
+    l->byrv[l->nbyrv].r = r;
     l->byrv[l->nbyrv++].e = e;
     return DRA_OK;
 }
@@ -449,10 +451,10 @@ static int byrv_cmp(const void *x, const void *y)
     return a->rv < b->rv ? -1 : a->rv > b->rv;
 }
 
-/* The live object whose state is |rv|, for events in rv order. */
-static sentry *byrv_find(loader *l, uint64_t rv, const char *key, size_t kl)
+/* The live object of |r| whose state is |rv|, for events in rv order
+ * (an rv names one write, so one object). */
+static sentry *byrv_find(loader *l, uint64_t rv, const sres *r)
 {
-    sentry *e;
     if (!l->sorted) {
         if (l->unsorted)
             qsort(l->byrv, l->nbyrv, sizeof *l->byrv, byrv_cmp);
@@ -460,10 +462,205 @@ static sentry *byrv_find(loader *l, uint64_t rv, const char *key, size_t kl)
     }
     while (l->cur < l->nbyrv && l->byrv[l->cur].rv < rv)
         l->cur++;
-    if (l->cur == l->nbyrv || l->byrv[l->cur].rv != rv)
+    if (l->cur == l->nbyrv || l->byrv[l->cur].rv != rv || l->byrv[l->cur].r != r)
         return NULL;
-    e = l->byrv[l->cur].e;
-    return e->keylen == kl && !memcmp(e->key, key, kl) ? e : NULL;
+    return l->byrv[l->cur].e;
+}
+
+/* Adds a loaded object's value (a new reference) to the index. */
+static dra_err index_loaded(loader *l, sres *r, sval *v)
+{
+    char key[KEY_MAX];
+    size_t kl = make_key(key, v->ns, v->name);
+    sentry *e = NULL;
+    /* Rows are unique by key (the objects_key index): no lookup first. */
+    if (index_add(l->s, r, key, kl, v, &e)) {
+        sval_unref(v);
+        return DRA_ENOMEM;
+    }
+    return byrv_add(l, v->pub.rv, r, e); /* the index owns v now */
+}
+
+/* ---- loading in two threads ---------------------------------------------------
+ * Opening a store with 100,000 objects is stepping SQLite, then making
+ * each row's value (an allocation, fresh pages, a copy), adding it to the
+ * index (hashing, a cache miss per insert) and replaying the history
+ * into the rings. The caller's thread steps SQLite and copies the rows
+ * (objects, then events) into batch buffers that are reused, so stay
+ * mapped and warm; a loader thread does all the rest, in row order. Only
+ * that thread touches the index, the rings and the loader's maps until
+ * pipe_end has joined it. */
+#define LOAD_BATCH 256
+#define LOAD_BATCH_BYTES (256u << 10)
+#define LOAD_SLOTS 8
+
+typedef struct load_item {
+    sres *r;
+    uint64_t rv;
+    int event;      /* 0: an object row; 1: an event row of |type| */
+    int type;
+    int value;      /* 0: an event with no value (and no key) */
+    size_t at, len; /* JSON at buf + at, then the namespace and name */
+} load_item;
+
+typedef struct load_slot {
+    size_t n, used, cap; /* items; bytes used of buf, its size */
+    char *buf;
+    load_item item[LOAD_BATCH];
+} load_slot;
+
+typedef struct load_pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* a batch published or taken, or the end */
+    pthread_t th;
+    size_t head, tail; /* batches published, batches indexed */
+    int done;          /* no more batches come */
+    dra_err err;       /* the indexer's first failure */
+    load_slot slot[LOAD_SLOTS];
+} load_pipe;
+
+static dra_err apply_event(loader *l, sres *r, uint64_t rv, int type, const char *ns,
+                           const char *name, const char *value, size_t len);
+
+static dra_err index_batch(loader *l, const load_slot *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const load_item *it = &b->item[i];
+        const char *json = it->value ? b->buf + it->at : NULL;
+        const char *ns = json ? json + it->len + 1 : NULL;
+        const char *name = ns ? ns + strlen(ns) + 1 : NULL;
+        sval *v;
+        dra_err e;
+        if (it->event) {
+            e = apply_event(l, it->r, it->rv, it->type, ns, name, json, it->len);
+        } else {
+            v = sval_new(l->s->mem, json, it->len, DRA_STORE_NO_RV, it->rv, ns, name);
+            e = v ? index_loaded(l, it->r, v) : DRA_ENOMEM;
+        }
+        if (e)
+            return e;
+    }
+    return DRA_OK;
+}
+
+static void *pipe_main(void *arg)
+{
+    loader *l = arg;
+    load_pipe *p = l->pipe;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        load_slot *b;
+        dra_err e;
+        while (p->tail == p->head && !p->done)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->tail == p->head)
+            break;
+        b = &p->slot[p->tail % LOAD_SLOTS];
+        e = p->err;
+        pthread_mutex_unlock(&p->mu);
+        if (!e) /* after a failure the batches are only drained */
+            e = index_batch(l, b);
+        pthread_mutex_lock(&p->mu);
+        if (e && !p->err)
+            p->err = e;
+        p->tail++;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Starts the indexer; without one (no memory, no thread) each row is
+ * indexed as it comes, in the caller's thread. */
+static void pipe_start(loader *l)
+{
+    load_pipe *p = dra_calloc(l->s->mem, 1, sizeof *p);
+    if (!p)
+        return;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    l->pipe = p;
+    if (pthread_create(&p->th, NULL, pipe_main, l)) {
+        pthread_cond_destroy(&p->cv);
+        pthread_mutex_destroy(&p->mu);
+        dra_free(l->s->mem, p);
+        l->pipe = NULL;
+    }
+}
+
+/* Hands over the batch being filled (|last|: and says it is the last);
+ * waits while every slot is taken, so the next one is free. The
+ * indexer's failure, if any. */
+static dra_err pipe_publish(load_pipe *p, int last)
+{
+    dra_err e;
+    pthread_mutex_lock(&p->mu);
+    p->head++;
+    p->done = last;
+    pthread_cond_broadcast(&p->cv);
+    while (!last && p->head - p->tail == LOAD_SLOTS)
+        pthread_cond_wait(&p->cv, &p->mu);
+    e = p->err;
+    pthread_mutex_unlock(&p->mu);
+    if (!last) {
+        load_slot *b = &p->slot[p->head % LOAD_SLOTS];
+        b->n = b->used = 0;
+    }
+    return e;
+}
+
+/* Ends the object rows: the last batch, the indexer joined. Safe to call
+ * again. */
+static dra_err pipe_end(loader *l)
+{
+    load_pipe *p = l->pipe;
+    dra_err e;
+    if (!p)
+        return DRA_OK;
+    pipe_publish(p, 1);
+    pthread_join(p->th, NULL);
+    e = p->err;
+    for (size_t i = 0; i < LOAD_SLOTS; i++)
+        dra_free(l->s->mem, p->slot[i].buf);
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    dra_free(l->s->mem, p);
+    l->pipe = NULL;
+    return e;
+}
+
+/* Copies a row into the batch being filled (|value| NULL: an event
+ * with none, nor a key); publishes the batch when full. */
+static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
+                        const char *value, const char *ns, const char *name)
+{
+    load_slot *b = &p->slot[p->head % LOAD_SLOTS];
+    size_t nsl = value ? strlen(ns) : 0, nl = value ? strlen(name) : 0;
+    size_t need = value ? row->len + 1 + nsl + 1 + nl + 1 : 0;
+    load_item *it;
+    if (b->cap - b->used < need) {
+        size_t cap = b->cap ? b->cap : LOAD_BATCH_BYTES;
+        char *nb;
+        while (cap - b->used < need)
+            cap *= 2;
+        if (!(nb = dra_realloc(mem, b->buf, cap)))
+            return DRA_ENOMEM;
+        b->buf = nb;
+        b->cap = cap;
+    }
+    it = &b->item[b->n++];
+    *it = *row;
+    it->value = value != NULL;
+    it->at = b->used;
+    if (value) {
+        char *d = b->buf + b->used;
+        memcpy(d, value, row->len);
+        d[row->len] = '\0';
+        memcpy(d + row->len + 1, ns, nsl + 1);
+        memcpy(d + row->len + 1 + nsl + 1, name, nl + 1);
+        b->used += need;
+    }
+    return b->n == LOAD_BATCH || b->used >= LOAD_BATCH_BYTES ? pipe_publish(p, 0) : DRA_OK;
 }
 
 static dra_err load_object(void *ud, int64_t res, const char *ns,
@@ -472,48 +669,42 @@ static dra_err load_object(void *ud, int64_t res, const char *ns,
 {
     loader *l = ud;
     sres *r = load_res(l, res);
-    char key[KEY_MAX];
-    size_t kl = make_key(key, ns, name);
-    sentry *e = NULL;
     sval *v;
-    if (!r || !kl)
-        return DRA_OK; /* an orphan row: nothing refers to it */
-    v = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name);
-    if (!v)
-        return DRA_ENOMEM;
-    /* Rows are unique by key (the objects_key index): no lookup first. */
-    if (index_add(l->s, r, key, kl, v, &e)) {
-        sval_unref(v);
-        return DRA_ENOMEM;
+    if (!r || strlen(ns) + strlen(name) + 2 > KEY_MAX)
+        return DRA_OK; /* an orphan row, or a key no write could make */
+    if (l->pipe) {
+        load_item row = {r, rv, 0, 0, 1, 0, len};
+        return pipe_put(l->pipe, l->s->mem, &row, value, ns, name);
     }
-    return byrv_add(l, rv, e); /* the index owns v now */
+    if (!(v = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name)))
+        return DRA_ENOMEM;
+    return index_loaded(l, r, v);
 }
 
-static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
-                          const char *ns, const char *name, const char *value,
-                          size_t len)
+/* An event row, after every object row: its value (or its live
+ * object's) into the resource's history, with the previous state. */
+static dra_err apply_event(loader *l, sres *r, uint64_t rv, int type, const char *ns,
+                           const char *name, const char *value, size_t len)
 {
-    loader *l = ud;
-    sres *r = load_res(l, res);
+    int64_t res = r->id;
     char key[KEY_MAX], *lk;
-    size_t kl = make_key(key, ns, name);
+    size_t kl = 0;
     sentry *e;
     sevent ev = {rv, type, 0, NULL, NULL};
-    if (!r || !kl || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
-        return DRA_OK;
-    e = value ? NULL : byrv_find(l, rv, key, kl);
-    if (!e)
-        e = dra_map_get(&r->objs, key, kl);
-    /* The newest event of a live object holds the same bytes as the
-     * object: share them. */
-    /* A NULL value is the object's current state: share its bytes. */
-    if (!value && e && e->cur->pub.rv == rv)
+    if (!value) {
+        /* The object's current state (no bytes of its own, nor its key):
+         * share the live object's; a state no longer known has nothing
+         * to replay. */
+        if (!(e = byrv_find(l, rv, r)) || e->cur->pub.rv != rv)
+            return DRA_OK;
         ev.obj = sval_ref(e->cur);
-    else if (!value)
-        return DRA_OK; /* a state no longer known: nothing to replay */
-    else if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv,
-                                 ns, name)))
-        return DRA_ENOMEM;
+    } else {
+        if (!ns || !name || !(kl = make_key(key, ns, name)))
+            return DRA_OK;
+        e = dra_map_get(&r->objs, key, kl);
+        if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name)))
+            return DRA_ENOMEM;
+    }
     ev.counted = value != NULL;
     /* The previous state of the key, for watch filters, is the value of
      * its previous event: kept in the live object's entry, or for a key
@@ -547,15 +738,36 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
     return DRA_OK;
 }
 
+static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
+                          const char *ns, const char *name, const char *value,
+                          size_t len)
+{
+    loader *l = ud;
+    sres *r = load_res(l, res);
+    if (!r || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
+        return DRA_OK;
+    if (value && (!ns || !name || strlen(ns) + strlen(name) + 2 > KEY_MAX))
+        return DRA_OK;
+    if (l->pipe) {
+        load_item row = {r, rv, 1, type, 1, 0, len};
+        return pipe_put(l->pipe, l->s->mem, &row, value, ns, name);
+    }
+    return apply_event(l, r, rv, type, ns, name, value, len);
+}
+
 static dra_err store_load(dra_store *s, dra_diag *d)
 {
     loader l = {.s = s};
     sdb_load_cb cb = {load_resource, load_object, load_event, &l};
-    dra_err e;
+    dra_err e, ee;
     dra_map_init(&l.byid, s->mem);
     dra_map_init(&l.last, s->mem);
     dra_arena_init(&l.a, s->mem);
+    pipe_start(&l);
     e = sdb_load(s->db, &cb, &s->rv, d);
+    ee = pipe_end(&l);
+    if (!e)
+        e = ee;
     dra_map_fini(&l.byid);
     dra_map_fini(&l.last);
     dra_free(s->mem, l.byrv);

@@ -23,7 +23,8 @@ typedef struct sdb_load_cb {
     dra_err (*object)(void *ud, int64_t res, const char *ns, const char *name,
                       uint64_t rv, const char *value, size_t len);
     /* A history event, in increasing rv order; |value| NULL when the
-     * event holds the current state of its object (share the object's). */
+     * event holds the current state of its object (share the object's),
+     * and then |ns| and |name| are NULL too (the rv finds the object). */
     dra_err (*event)(void *ud, uint64_t rv, int type, int64_t res,
                      const char *ns, const char *name, const char *value,
                      size_t len);

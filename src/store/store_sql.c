@@ -300,14 +300,17 @@ static dra_err load_rows(store_db *db, int events, const sdb_load_cb *cb,
     }
     while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t res = sqlite3_column_int64(st, 0);
-        const char *ns = (const char *)sqlite3_column_text(st, 1);
-        const char *name = (const char *)sqlite3_column_text(st, 2);
         uint64_t rv = (uint64_t)sqlite3_column_int64(st, 3);
-        const char *v = sqlite3_column_blob(st, 4);
-        size_t len = (size_t)sqlite3_column_bytes(st, 4);
-        if (!ns || !name)
+        /* An event with no value is its object's current state, found by
+         * rv: its key is not read. (A zero-length blob reads as NULL.) */
+        int novalue = events && sqlite3_column_type(st, 4) == SQLITE_NULL;
+        const char *ns = novalue ? NULL : (const char *)sqlite3_column_text(st, 1);
+        const char *name = novalue ? NULL : (const char *)sqlite3_column_text(st, 2);
+        const char *v = novalue ? NULL : sqlite3_column_blob(st, 4);
+        size_t len = novalue ? 0 : (size_t)sqlite3_column_bytes(st, 4);
+        if (!novalue && (!ns || !name))
             continue;
-        if (!v && !events)
+        if (!v && !novalue)
             v = "";
         if (rv > *maxrv)
             *maxrv = rv;

@@ -354,6 +354,109 @@ static void test_reopen(void **state)
     tdir_rm(&t);
 }
 
+/* An allocator that fails its |fail_at|-th call (counted across the
+ * threads a store runs): every failure an open meets must come back as
+ * DRA_ENOMEM with nothing leaked (ASan) and nothing half-built. */
+typedef struct fail_mem {
+    dra_mem mem;
+    atomic_long calls, fail_at;
+} fail_mem;
+
+static void *fm_realloc(void *ud, void *p, size_t n)
+{
+    fail_mem *f = ud;
+    if (atomic_fetch_add(&f->calls, 1) + 1 == atomic_load(&f->fail_at))
+        return NULL;
+    return realloc(p, n);
+}
+
+static void fm_free(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
+/* More objects than the loader's batches hold (8 x 256), in three
+ * resources, some updated and deleted: a reopen (objects indexed by a
+ * second thread) finds every one with its history, and an allocation
+ * failure at any point of the open is reported cleanly. */
+static void test_reopen_many(void **state)
+{
+    enum { N = 2500 };
+    static const char *const res[] = {"pods", "resourceclaims", "nodes"};
+    dra_store_opts o = {.unsafe_nosync = 1};
+    fail_mem fm = {.mem = {fm_realloc, fm_free, &fm}};
+    dra_store_stats st;
+    dra_store_watch *w;
+    dra_store_event ev[16];
+    dra_store_obj *obj;
+    dra_store *s;
+    char name[32];
+    uint64_t rv, last = 0;
+    size_t n, seen = 0;
+    long calls;
+    tdir t;
+    (void)state;
+    tdir_make(&t);
+    s = open_store(&t, &o);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "o%05d", i);
+        assert_int_equal(put(s, DRA_STORE_CREATE, res[i % 3], "ns", name, 0, "1", &rv), 0);
+        if (i % 7 == 0)
+            assert_int_equal(put(s, DRA_STORE_UPDATE, res[i % 3], "ns", name, rv, "2", NULL), 0);
+        if (i % 11 == 0)
+            assert_int_equal(put(s, DRA_STORE_DELETE, res[i % 3], "ns", name, 0, "x", NULL), 0);
+    }
+    dra_store_close(s);
+    s = open_store(&t, &o);
+    assert_int_equal(dra_store_stats_get(s, &st), 0);
+    assert_int_equal(st.objects, N - (N + 10) / 11);
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "o%05d", i);
+        dra_err e = dra_store_get(s, res[i % 3], "ns", name, &obj);
+        if (i % 11 == 0) {
+            assert_int_equal(e, DRA_ENOTFOUND);
+            continue;
+        }
+        assert_int_equal(e, 0);
+        assert_non_null(strstr(obj->json, i % 7 == 0 ? "\"v\":\"2\"" : "\"v\":\"1\""));
+        dra_store_obj_unref(obj);
+    }
+    /* The history of one resource, in order, with previous states. */
+    assert_int_equal(dra_store_watch_open(s, "resourceclaims", NULL, 1, NULL, NULL, &w), 0);
+    while (dra_store_watch_poll(w, ev, 16, &n) == 0 && n) {
+        for (size_t i = 0; i < n; i++) {
+            assert_true(ev[i].rv > last);
+            last = ev[i].rv;
+            if (ev[i].type != DRA_STORE_ADDED)
+                assert_non_null(ev[i].prev);
+            seen++;
+            dra_store_event_fini(&ev[i]);
+        }
+    }
+    dra_store_watch_close(w);
+    assert_true(seen > N / 3);
+    dra_store_close(s);
+    /* How many allocations an open makes, then a failure at points
+     * spread over all of them. */
+    atomic_store(&fm.fail_at, -1);
+    assert_int_equal(dra_store_open(t.db, &o, &fm.mem, &s, NULL), 0);
+    dra_store_close(s);
+    calls = atomic_load(&fm.calls);
+    assert_true(calls > N);
+    for (long at = 1; at <= calls; at += calls / 97 + 1) {
+        dra_err e;
+        atomic_store(&fm.calls, 0);
+        atomic_store(&fm.fail_at, at);
+        e = dra_store_open(t.db, &o, &fm.mem, &s, NULL);
+        if (e == DRA_OK)
+            dra_store_close(s);
+        else
+            assert_int_equal(e, DRA_ENOMEM);
+    }
+    tdir_rm(&t);
+}
+
 static void test_compaction(void **state)
 {
     tdir t;
@@ -628,6 +731,7 @@ int main(void)
         cmocka_unit_test(test_list),
         cmocka_unit_test(test_watch),
         cmocka_unit_test(test_reopen),
+        cmocka_unit_test(test_reopen_many),
         cmocka_unit_test(test_compaction),
         cmocka_unit_test(test_db_bounded),
         cmocka_unit_test(test_concurrent),
