@@ -8,11 +8,14 @@
  * closed mid-message or while its call runs, many streams at once on
  * one connection (handlers in parallel), and the public client
  * (client.c) and the health check's one-call client on the good paths
- * (test_plugin_client has the client's error paths).
+ * (test_plugin_client has the client's error paths); every allocation of
+ * a call failing in turn in the server; and the core's 120 s request
+ * deadline on a clock the test sets.
  */
 #include <nghttp2/nghttp2.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -529,6 +532,205 @@ static void test_clients_and_stop(void **state)
     raw_close(&r);
 }
 
+/* ---- the core's request deadline, on a clock the test sets --------------------- */
+
+typedef struct held {
+    plugin_h2_call *c[4];
+    int n;
+} held;
+
+static void hold(void *ud, plugin_h2_call *c)
+{
+    held *q = ud;
+    assert_true(q->n < 4);
+    q->c[q->n++] = c;
+}
+
+/* Moves bytes both ways between the client session and the core until
+ * neither has more to say. */
+static void pump(raw *r, plugin_h2 *h)
+{
+    for (int moved = 1; moved;) {
+        const uint8_t *p;
+        ssize_t n;
+        moved = 0;
+        while ((n = nghttp2_session_mem_send(r->s, &p)) > 0) {
+            assert_int_equal(plugin_h2_recv(h, p, (size_t)n), 0);
+            moved = 1;
+        }
+        while ((n = plugin_h2_send(h, &p)) > 0) {
+            assert_int_equal(nghttp2_session_mem_recv(r->s, p, (size_t)n), n);
+            moved = 1;
+        }
+        assert_true(n == 0);
+    }
+}
+
+/* A request whose message never completes is cancelled (RST_STREAM
+ * CANCEL, as gRPC servers do) when its deadline passes, not before; a
+ * call already handed to a worker is not, and is answered after. */
+static void test_core_request_deadline(void **state)
+{
+    enum { DEADLINE = 120000 };
+    held q = {{NULL}, 0};
+    plugin_h2_cfg cfg = {MAX_MSG, 8, hold, &q, NULL};
+    plugin_h2 *h;
+    raw r;
+    nghttp2_session_callbacks *cb;
+    uint8_t body[5 + 2];
+    size_t off_full = 0;
+    answer *slow, *full;
+    (void)state;
+    assert_int_equal(plugin_h2_new(&cfg, &h), DRA_OK);
+    memset(&r, 0, sizeof r);
+    r.fd = -1;
+    assert_int_equal(nghttp2_session_callbacks_new(&cb), 0);
+    nghttp2_session_callbacks_set_on_header_callback(cb, on_header);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data);
+    nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_close);
+    assert_int_equal(nghttp2_session_client_new(&r.s, cb, &r), 0);
+    nghttp2_session_callbacks_del(cb);
+    assert_int_equal(nghttp2_submit_settings(r.s, NGHTTP2_FLAG_NONE, NULL, 0), 0);
+    assert_int_equal(plugin_h2_expire(h, 0, DEADLINE), -1); /* nothing waits */
+
+    /* At t=0 a call that is complete, and one that is headers only. */
+    prefix(body, 0, 2);
+    memcpy(body + 5, "hi", 2);
+    r.body = body;
+    r.body_len = sizeof body;
+    {
+        nghttp2_nv nv[5];
+        size_t n = 0;
+#define NV(k, v) nv[n++] = (nghttp2_nv){(uint8_t *)(k), (uint8_t *)(v), strlen(k), strlen(v), 0}
+        NV(":method", "POST");
+        NV(":scheme", "http");
+        NV(":path", "/test.Echo/Echo");
+        NV(":authority", "localhost");
+        NV("content-type", "application/grpc");
+#undef NV
+        nghttp2_data_provider prd = {.source.ptr = &off_full, .read_callback = read_body};
+        int32_t id = nghttp2_submit_request(r.s, NULL, nv, n, &prd, NULL);
+        assert_true(id > 0);
+        full = &r.a[r.n++];
+        full->id = id;
+        dra_buf_init(&full->body, NULL);
+        id = nghttp2_submit_headers(r.s, NGHTTP2_FLAG_NONE, -1, NULL, nv, n, NULL);
+        assert_true(id > 0);
+        slow = &r.a[r.n++];
+        slow->id = id;
+        dra_buf_init(&slow->body, NULL);
+    }
+    pump(&r, h);
+    assert_int_equal(q.n, 1); /* the complete one went to a worker */
+
+    /* One millisecond before the deadline nothing happens; the next due
+     * time is the slow stream's. */
+    assert_int_equal(plugin_h2_expire(h, DEADLINE - 1, DEADLINE), DEADLINE);
+    pump(&r, h);
+    assert_false(slow->closed);
+    assert_int_equal(plugin_h2_expire(h, DEADLINE, DEADLINE), -1);
+    pump(&r, h);
+    assert_true(slow->closed);
+    assert_int_equal(slow->rst, NGHTTP2_CANCEL);
+    assert_false(full->closed); /* dispatched: the worker owns it */
+
+    /* The worker answers long after: still delivered. */
+    dra_buf_append(q.c[0]->rpc.resp, q.c[0]->rpc.req, q.c[0]->rpc.req_len);
+    plugin_h2_answer(h, q.c[0]);
+    pump(&r, h);
+    assert_true(full->closed);
+    assert_int_equal(full->rst, NGHTTP2_NO_ERROR);
+    assert_int_equal(full->grpc_status, 0);
+    assert_int_equal(full->body.len, sizeof body);
+    assert_memory_equal(full->body.p, body, sizeof body);
+    plugin_h2_free(h);
+    raw_close(&r);
+}
+
+/* ---- allocation failures in the server ------------------------------------------ */
+
+/* Fails the |fail_at|-th allocation after arming (counted across the
+ * server's threads); 0: never. */
+typedef struct fail_mem {
+    dra_mem mem;
+    atomic_long calls, fail_at;
+} fail_mem;
+
+static void *fm_realloc(void *ud, void *p, size_t n)
+{
+    fail_mem *f = ud;
+    long at = atomic_load(&f->fail_at);
+    if (at && atomic_fetch_add(&f->calls, 1) + 1 == at)
+        return NULL;
+    return realloc(p, n);
+}
+
+static void fm_free(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Every allocation one call makes in the server (its connection, the
+ * stream, the request and answer buffers, the worker's hand-off) fails in
+ * turn: the call gets an answer or a closed connection within its
+ * deadline, never a hang, nothing leaks (ASan), and the next call is
+ * served. */
+static void test_server_alloc_failures(void **state)
+{
+    fixture *f = *state;
+    fail_mem fm = {.mem = {fm_realloc, fm_free, &fm}};
+    char dir[64] = "/tmp/dra-plugin-h2f-XXXXXX", sock[128], addr[160], err[256], msg[256];
+    plugin_server *srv;
+    dra_buf resp;
+    int code, covered = 0;
+    assert_non_null(mkdtemp(dir));
+    snprintf(sock, sizeof sock, "%s/s.sock", dir);
+    snprintf(addr, sizeof addr, "unix:%s", sock);
+    plugin_server_opts o = {addr, WORKERS, MAX_MSG, handler, &f->g, &fm.mem};
+    assert_int_equal(plugin_server_start(&o, &srv, err, sizeof err), DRA_OK);
+    dra_buf_init(&resp, NULL);
+    for (long at = 1; at < 1000 && !covered; at++) {
+        double t0 = now_s();
+        dra_err e;
+        atomic_store(&fm.calls, 0);
+        atomic_store(&fm.fail_at, at);
+        e = plugin_h2_unary(sock, "/test.Echo/Echo", (const uint8_t *)"hi", 2, 3000, NULL,
+                            &resp, &code, msg, sizeof msg);
+        /* Every allocation of the call came before the armed one. */
+        covered = atomic_load(&fm.calls) < at;
+        atomic_store(&fm.fail_at, 0);
+        assert_true(now_s() - t0 < 2.5);
+        /* An answer: served, RESOURCE_EXHAUSTED, or the connection closed
+         * (UNAVAILABLE, which clients retry). */
+        assert_int_equal(e, DRA_OK);
+        assert_true(code == 0 || code == DRA_GRPC_RESOURCE_EXHAUSTED || code == DRA_GRPC_UNAVAILABLE);
+        if (covered) {
+            assert_int_equal(e, DRA_OK);
+            assert_int_equal(code, 0);
+        }
+        dra_buf_reset(&resp);
+        assert_int_equal(plugin_h2_unary(sock, "/test.Echo/Echo", (const uint8_t *)"hi", 2, 3000,
+                                         NULL, &resp, &code, msg, sizeof msg),
+                         DRA_OK);
+        assert_int_equal(code, 0);
+        assert_int_equal(resp.len, 2);
+        dra_buf_reset(&resp);
+    }
+    assert_true(covered);
+    dra_buf_fini(&resp);
+    plugin_server_stop(srv);
+    unlink(sock);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +741,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_closed_mid_message, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_streams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clients_and_stop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_server_alloc_failures, setup, teardown),
+        cmocka_unit_test(test_core_request_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
