@@ -3,6 +3,7 @@
 #define DRA_TEST_H
 
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -37,6 +38,42 @@ static inline char *dra_test_slurp(const char *path, size_t *len)
     if (len)
         *len = n;
     return p;
+}
+
+/* An allocator whose |fail_at|-th allocation since the last arm fails
+ * (0: none), counted in |calls| across threads: the failure paths of code
+ * that allocates on several threads. */
+typedef struct dra_test_failmem {
+    dra_mem mem;
+    atomic_long calls, fail_at;
+} dra_test_failmem;
+
+static inline void *dra_test_failmem_realloc(void *ud, void *p, size_t n)
+{
+    dra_test_failmem *f = ud;
+    long at = atomic_load(&f->fail_at), k = atomic_fetch_add(&f->calls, 1) + 1;
+    return at && k == at ? NULL : realloc(p, n);
+}
+
+static inline void dra_test_failmem_free(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
+static inline void dra_test_failmem_init(dra_test_failmem *f)
+{
+    f->mem = (dra_mem){dra_test_failmem_realloc, dra_test_failmem_free, f};
+    atomic_init(&f->calls, 0);
+    atomic_init(&f->fail_at, 0);
+}
+
+/* Restarts the count; the |at|-th allocation from now fails (0: none). */
+static inline void dra_test_failmem_arm(dra_test_failmem *f, long at)
+{
+    atomic_store(&f->fail_at, 0);
+    atomic_store(&f->calls, 0);
+    atomic_store(&f->fail_at, at);
 }
 
 #endif

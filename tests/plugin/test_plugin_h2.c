@@ -649,28 +649,6 @@ static void test_core_request_deadline(void **state)
 
 /* ---- allocation failures in the server ------------------------------------------ */
 
-/* Fails the |fail_at|-th allocation after arming (counted across the
- * server's threads); 0: never. */
-typedef struct fail_mem {
-    dra_mem mem;
-    atomic_long calls, fail_at;
-} fail_mem;
-
-static void *fm_realloc(void *ud, void *p, size_t n)
-{
-    fail_mem *f = ud;
-    long at = atomic_load(&f->fail_at);
-    if (at && atomic_fetch_add(&f->calls, 1) + 1 == at)
-        return NULL;
-    return realloc(p, n);
-}
-
-static void fm_free(void *ud, void *p)
-{
-    (void)ud;
-    free(p);
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -686,7 +664,7 @@ static double now_s(void)
 static void test_server_alloc_failures(void **state)
 {
     fixture *f = *state;
-    fail_mem fm = {.mem = {fm_realloc, fm_free, &fm}};
+    dra_test_failmem fm;
     char dir[64] = "/tmp/dra-plugin-h2f-XXXXXX", sock[128], addr[160], err[256], msg[256];
     plugin_server *srv;
     dra_buf resp;
@@ -694,19 +672,19 @@ static void test_server_alloc_failures(void **state)
     assert_non_null(mkdtemp(dir));
     snprintf(sock, sizeof sock, "%s/s.sock", dir);
     snprintf(addr, sizeof addr, "unix:%s", sock);
+    dra_test_failmem_init(&fm);
     plugin_server_opts o = {addr, WORKERS, MAX_MSG, handler, &f->g, &fm.mem};
     assert_int_equal(plugin_server_start(&o, &srv, err, sizeof err), DRA_OK);
     dra_buf_init(&resp, NULL);
     for (long at = 1; at < 1000 && !covered; at++) {
         double t0 = now_s();
         dra_err e;
-        atomic_store(&fm.calls, 0);
-        atomic_store(&fm.fail_at, at);
+        dra_test_failmem_arm(&fm, at);
         e = plugin_h2_unary(sock, "/test.Echo/Echo", (const uint8_t *)"hi", 2, 3000, NULL,
                             &resp, &code, msg, sizeof msg);
         /* Every allocation of the call came before the armed one. */
         covered = atomic_load(&fm.calls) < at;
-        atomic_store(&fm.fail_at, 0);
+        dra_test_failmem_arm(&fm, 0);
         assert_true(now_s() - t0 < 2.5);
         /* An answer: served, RESOURCE_EXHAUSTED, or the connection closed
          * (UNAVAILABLE, which clients retry). */

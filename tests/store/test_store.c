@@ -354,28 +354,6 @@ static void test_reopen(void **state)
     tdir_rm(&t);
 }
 
-/* An allocator that fails its |fail_at|-th call (counted across the
- * threads a store runs): every failure an open meets must come back as
- * DRA_ENOMEM with nothing leaked (ASan) and nothing half-built. */
-typedef struct fail_mem {
-    dra_mem mem;
-    atomic_long calls, fail_at;
-} fail_mem;
-
-static void *fm_realloc(void *ud, void *p, size_t n)
-{
-    fail_mem *f = ud;
-    if (atomic_fetch_add(&f->calls, 1) + 1 == atomic_load(&f->fail_at))
-        return NULL;
-    return realloc(p, n);
-}
-
-static void fm_free(void *ud, void *p)
-{
-    (void)ud;
-    free(p);
-}
-
 /* More objects than the loader's batches hold (8 x 256), in three
  * resources, some updated and deleted: a reopen (objects indexed by a
  * second thread) finds every one with its history, and an allocation
@@ -385,7 +363,7 @@ static void test_reopen_many(void **state)
     enum { N = 2500 };
     static const char *const res[] = {"pods", "resourceclaims", "nodes"};
     dra_store_opts o = {.unsafe_nosync = 1};
-    fail_mem fm = {.mem = {fm_realloc, fm_free, &fm}};
+    dra_test_failmem fm;
     dra_store_stats st;
     dra_store_watch *w;
     dra_store_event ev[16];
@@ -439,15 +417,14 @@ static void test_reopen_many(void **state)
     dra_store_close(s);
     /* How many allocations an open makes, then a failure at points
      * spread over all of them. */
-    atomic_store(&fm.fail_at, -1);
+    dra_test_failmem_init(&fm);
     assert_int_equal(dra_store_open(t.db, &o, &fm.mem, &s, NULL), 0);
     dra_store_close(s);
     calls = atomic_load(&fm.calls);
     assert_true(calls > N);
     for (long at = 1; at <= calls; at += calls / 97 + 1) {
         dra_err e;
-        atomic_store(&fm.calls, 0);
-        atomic_store(&fm.fail_at, at);
+        dra_test_failmem_arm(&fm, at);
         e = dra_store_open(t.db, &o, &fm.mem, &s, NULL);
         if (e == DRA_OK)
             dra_store_close(s);
