@@ -3,7 +3,7 @@
 #   1. gcc, -Werror, every CTest test;
 #   2. clang, -Werror, ASan+UBSan and libFuzzer: every test again under the
 #      sanitizers, plus each fuzzer for DRA_FUZZ_RUNS inputs from a fixed
-#      seed (deterministic: the same inputs on every run).
+#      seed (repeatable on one machine; see docs/fuzzing.md).
 # DRA_TEST_VALGRIND=1 adds a third pass with every test binary in valgrind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
