@@ -1056,6 +1056,7 @@ static void lead(dra_store *s, wreq *self);
 dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
 {
     wreq q;
+    int self_lead;
     w->rv = 0;
     w->obj = NULL;
     w->msg[0] = '\0';
@@ -1086,14 +1087,17 @@ dra_err dra_store_write_one(dra_store *s, dra_store_write *w)
     s->qtail = &q;
     if (!s->committing)
         s->committing = q.lead = 1;
+    self_lead = q.lead;
     pthread_mutex_unlock(&s->qlock);
-    /* A follower sleeps until its batch is committed, or until the
-     * leader before it hands it the lead (q.lead, set before the post). */
-    while (!q.lead) {
-        while (sem_wait(&q.sem) && errno == EINTR)
-            ;
-        if (q.done)
-            break;
+    /* A follower sleeps until its batch is committed (q.done) or the
+     * leader before it hands it the lead (q.lead); either is set before
+     * the one post that says so, and that post must be taken before q
+     * leaves this frame, so neither is read before the wait. */
+    if (!self_lead) {
+        do {
+            while (sem_wait(&q.sem) && errno == EINTR)
+                ;
+        } while (!q.done && !q.lead);
     }
     if (!q.done)
         lead(s, &q);
