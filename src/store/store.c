@@ -487,9 +487,11 @@ static dra_err index_loaded(loader *l, sres *r, sval *v)
  * index (hashing, a cache miss per insert) and replaying the history
  * into the rings. The caller's thread steps SQLite and copies the rows
  * (objects, then events) into batch buffers that are reused, so stay
- * mapped and warm; a loader thread does all the rest, in row order. Only
- * that thread touches the index, the rings and the loader's maps until
- * pipe_end has joined it. */
+ * mapped and warm; a loader thread does all the rest, in row order. Until
+ * pipe_end has joined it, only that thread touches the index, the rings,
+ * the byrv list, the last-event map and the arena (the opening thread
+ * used the arena for the resource rows, before the first batch); the
+ * opening thread alone reads the id map. */
 #define LOAD_BATCH 256
 #define LOAD_BATCH_BYTES (256u << 10)
 #define LOAD_SLOTS 8
