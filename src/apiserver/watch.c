@@ -8,6 +8,7 @@
  * longer reaches back, and the end at timeoutSeconds. Readers poll the
  * stream and are woken by the store's writer and the server's ticker.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,9 @@ struct api_stream {
     char conv[16];           /* the client's version, or "" */
     api_table_opts topts;
     int end_bookmark; /* sendInitialEvents: mark the end of the initial list */
-    int64_t deadline_ms, next_bookmark_ms;
+    int64_t deadline_ms;
+    /* Moved by the stream's reader, read by api_watch_tick's thread. */
+    _Atomic int64_t next_bookmark_ms;
 
     dra_store_page initial;
     size_t pos;
@@ -207,9 +210,11 @@ static dra_err stream_read(void *ud, dra_buf *out, int *eof)
         s->ended = *eof = 1;
         return out->oom ? DRA_ENOMEM : DRA_OK;
     }
-    if (s->bookmarks && !s->initial_pending && t >= s->next_bookmark_ms) {
+    if (s->bookmarks && !s->initial_pending &&
+        t >= atomic_load_explicit(&s->next_bookmark_ms, memory_order_relaxed)) {
         put_bookmark(s, out, dra_store_watch_rv(s->w), 0);
-        s->next_bookmark_ms = t + s->srv->opts.bookmark_ms;
+        atomic_store_explicit(&s->next_bookmark_ms, t + s->srv->opts.bookmark_ms,
+                              memory_order_relaxed);
     }
     if (t >= s->deadline_ms && !s->initial_pending)
         s->ended = *eof = 1;
@@ -257,7 +262,9 @@ void api_watch_tick(dra_apiserver *srv)
     int64_t t = now_ms();
     pthread_mutex_lock(&srv->lock);
     for (api_stream *s = srv->streams; s; s = s->next)
-        if (t >= s->deadline_ms || (s->bookmarks && t >= s->next_bookmark_ms))
+        if (t >= s->deadline_ms ||
+            (s->bookmarks &&
+             t >= atomic_load_explicit(&s->next_bookmark_ms, memory_order_relaxed)))
             wake(s);
     pthread_mutex_unlock(&srv->lock);
 }
@@ -293,7 +300,7 @@ static dra_err stream_new(api_req *r, api_stream **out)
     snprintf(s->gv, sizeof s->gv, "%s", gv ? gv : "");
     snprintf(s->conv, sizeof s->conv, "%s", r->conv ? r->conv : "");
     s->deadline_ms = now_ms() + timeout_ms(r);
-    s->next_bookmark_ms = now_ms() + r->srv->opts.bookmark_ms;
+    atomic_init(&s->next_bookmark_ms, now_ms() + r->srv->opts.bookmark_ms);
     s->bookmarks = api_q_bool(r, "allowWatchBookmarks", 0);
     *out = s;
     return DRA_OK;
