@@ -759,10 +759,13 @@ void node_pods_on_event(void *ud, dra_watch_type type, const dra_doc *obj)
         w->json = json;
         json = NULL;
     }
-    pthread_mutex_unlock(&n->mu);
-    dra_free(n->mem, json);
+    /* Under the lock: once it is released, housekeeping may take a
+     * finished worker out of the map, close its eventfd (whose number
+     * the next open may reuse) and free it. */
     if (w)
         node_wake(w->wake_fd);
+    pthread_mutex_unlock(&n->mu);
+    dra_free(n->mem, json);
 }
 
 void node_pods_wake_all(dra_node *n)
