@@ -209,7 +209,7 @@ typedef struct fan {
     _Atomic double first_notify;
     double *lat;
     atomic_size_t nlat;
-    int stop;
+    atomic_int stop;
 } fan;
 
 typedef struct wud {
@@ -238,7 +238,7 @@ static void *poller(void *arg)
     pargs *p = arg;
     fan *f = p->f;
     dra_store_event ev[4];
-    while (!f->stop) {
+    while (!atomic_load(&f->stop)) {
         size_t n;
         if (!atomic_exchange(&f->pending[p->id], 0)) {
             /* Spin briefly, then yield: the wake-up cost is part of what
@@ -294,7 +294,7 @@ static void bench_fanout(void)
         for (int spin = 0; atomic_load(&f.nlat) < want && spin < 2000000; spin++)
             sched_yield();
     }
-    f.stop = 1;
+    atomic_store(&f.stop, 1);
     for (int i = 0; i < POLLERS; i++)
         pthread_join(th[i], NULL);
     {
