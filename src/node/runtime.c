@@ -308,23 +308,31 @@ int dra_node_ctr_fd(const dra_node_ctr *c)
 dra_err dra_node_ctr_status_get(dra_node_ctr *c, dra_node_ctr_status *st)
 {
     raw_state s;
-    memset(st, 0, sizeof *st);
-    if (state_read(c->dir, &s) != 0)
-        return DRA_EIO;
-    st->pid = s.pid;
-    st->started_ns = s.started;
-    st->finished_ns = s.finished;
-    st->exit_code = s.exit_code;
-    snprintf(st->message, sizeof st->message, "%s", s.message);
-    if (strcmp(s.status, "exited") == 0)
-        st->phase = DRA_NODE_CTR_EXITED;
-    else if (strcmp(s.status, "failed") == 0)
-        st->phase = DRA_NODE_CTR_FAILED;
-    else if (!alive(s.shim_pid, s.shim_start))
-        st->phase = DRA_NODE_CTR_LOST;
-    else
-        st->phase = strcmp(s.status, "running") == 0 ? DRA_NODE_CTR_RUNNING : DRA_NODE_CTR_CREATED;
-    return DRA_OK;
+    /* A shim found gone after a read that said running may have written
+     * its last state and exited in between: read once more before
+     * calling the container lost. */
+    for (int again = 0;; again++) {
+        memset(st, 0, sizeof *st);
+        if (state_read(c->dir, &s) != 0)
+            return DRA_EIO;
+        st->pid = s.pid;
+        st->started_ns = s.started;
+        st->finished_ns = s.finished;
+        st->exit_code = s.exit_code;
+        snprintf(st->message, sizeof st->message, "%s", s.message);
+        if (strcmp(s.status, "exited") == 0)
+            st->phase = DRA_NODE_CTR_EXITED;
+        else if (strcmp(s.status, "failed") == 0)
+            st->phase = DRA_NODE_CTR_FAILED;
+        else if (alive(s.shim_pid, s.shim_start))
+            st->phase = strcmp(s.status, "running") == 0 ? DRA_NODE_CTR_RUNNING
+                                                         : DRA_NODE_CTR_CREATED;
+        else if (again)
+            st->phase = DRA_NODE_CTR_LOST;
+        else
+            continue;
+        return DRA_OK;
+    }
 }
 
 dra_err dra_node_ctr_signal(dra_node_ctr *c, int sig)
