@@ -16,7 +16,7 @@ cleanup() {
   [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
   rm -rf "$dir"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT INT TERM HUP PIPE
 
 start() {
   rm -f "$dir/fifo" && mkfifo "$dir/fifo"
