@@ -184,7 +184,7 @@ static dra_err tr_watch_next(void *ud, dra_watch_stream *w, int timeout_ms,
         deadline_in(&until, timeout_ms);
     for (;;) {
         size_t before;
-        int got = take_line(w, line), timed_out = 0;
+        int got = take_line(w, line), timed_out = 0, notified;
         if (got < 0)
             return DRA_ENOMEM;
         if (got)
@@ -211,8 +211,9 @@ static dra_err tr_watch_next(void *ud, dra_watch_stream *w, int timeout_ms,
                 timed_out = pthread_cond_timedwait(&w->cv, &w->lock, &until) ==
                             ETIMEDOUT;
         }
+        notified = w->notified; /* read under the lock the store's thread sets it under */
         pthread_mutex_unlock(&w->lock);
-        if (timed_out && !w->notified)
+        if (timed_out && !notified)
             return DRA_ETIMEOUT;
     }
 }
