@@ -42,17 +42,29 @@ const char *def_str(const dra_doc *m, const char *key)
     return v && v->kind == DRA_DOC_STRING ? v->u.str.s : NULL;
 }
 
+int def_int(const dra_doc *v, int64_t *out)
+{
+    if (v && v->kind == DRA_DOC_INT) {
+        *out = v->u.i;
+        return 1;
+    }
+    if (v && v->kind == DRA_DOC_FLOAT && v->u.f.f >= -9.2e18 && v->u.f.f <= 9.2e18 &&
+        (double)(int64_t)v->u.f.f == v->u.f.f) {
+        *out = (int64_t)v->u.f.f;
+        return 1;
+    }
+    return 0;
+}
+
 int def_is_unset(const dra_doc *v, def_unset how)
 {
+    int64_t i;
     if (!v || v->kind == DRA_DOC_NULL)
         return 1;
     if (how != DEF_ZERO)
         return 0;
-    /* A YAML 0.0 or .0 is Go's zero too: sigs.k8s.io/yaml hands it to
-     * encoding/json as the number 0, which decodes into an int32 as 0. */
-    return (v->kind == DRA_DOC_STRING && v->u.str.len == 0) ||
-           (v->kind == DRA_DOC_INT && v->u.i == 0) ||
-           (v->kind == DRA_DOC_FLOAT && v->u.f.f == 0);
+    /* A YAML 0.0 or .0 is Go's zero too (see def_int). */
+    return (v->kind == DRA_DOC_STRING && v->u.str.len == 0) || (def_int(v, &i) && i == 0);
 }
 
 /* ---- edits in Go order ---------------------------------------------------------- */
@@ -234,6 +246,8 @@ static int value_qty(const dra_doc *v, dra_quantity *q)
     char tmp[32];
     const char *s = NULL;
     size_t len = 0;
+    dra_buf b;
+    int ok;
     if (v->kind == DRA_DOC_STRING) {
         s = v->u.str.s;
         len = v->u.str.len;
@@ -244,6 +258,14 @@ static int value_qty(const dra_doc *v, dra_quantity *q)
     } else if (v->kind == DRA_DOC_FLOAT && v->u.f.num) {
         s = v->u.f.num;
         len = strlen(s);
+    } else if (v->kind == DRA_DOC_FLOAT) {
+        /* A YAML number with no JSON text of its own (0297, .5): by the
+         * JSON it prints as, which is what kube's decoder would see. */
+        dra_buf_init(&b, NULL);
+        ok = dra_doc_to_json(v, 0, &b) == DRA_OK && b.p &&
+             dra_quantity_parse(b.p, b.len, q) == DRA_OK;
+        dra_buf_fini(&b);
+        return ok;
     }
     return s && dra_quantity_parse(s, len, q) == DRA_OK;
 }

@@ -37,6 +37,10 @@ DRA_HIDDEN dra_doc *def_list(const dra_doc *m, const char *key);
 DRA_HIDDEN const char *def_str(const dra_doc *m, const char *key);
 /* 1 when |v| is unset under |how|. */
 DRA_HIDDEN int def_is_unset(const dra_doc *v, def_unset how);
+/* 1 with *out when |v| is a number with an integer value: YAML may type
+ * 0297, 1e3 or 5.0 as floats, which Go's JSON decoding puts into an int
+ * field as the integer (and our JSON printer prints as one). */
+DRA_HIDDEN int def_int(const dra_doc *v, int64_t *out);
 
 /* Sets member |key| of the map |m| to |v|: an existing member is
  * replaced in place, a new one is inserted at its Go position by

@@ -76,14 +76,14 @@ static dra_err ports_defaults(dra_arena *a, dra_doc *ports, int host_network)
 {
     dra_err e;
     for (size_t i = 0; ports && i < ports->u.list.n; i++) {
-        dra_doc *p = ports->u.list.items[i], *cp;
+        dra_doc *p = ports->u.list.items[i];
+        int64_t cp;
         if (p->kind != DRA_DOC_MAP)
             continue;
         if ((e = def_put_str(a, p, "protocol", "TCP", port_order, DEF_ZERO)))
             return e;
-        cp = def_get(p, "containerPort");
-        if (host_network && cp && cp->kind == DRA_DOC_INT &&
-            (e = def_put_int(a, p, "hostPort", cp->u.i, port_order, DEF_ZERO)))
+        if (host_network && def_int(def_get(p, "containerPort"), &cp) &&
+            (e = def_put_int(a, p, "hostPort", cp, port_order, DEF_ZERO)))
             return e;
         def_reorder(p, port_order);
     }
@@ -545,22 +545,6 @@ static int priority_of(const char *pc, int64_t *value)
     return 1;
 }
 
-/* A number with an integer value (YAML may type 1e3 or 5.0 as floats;
- * JSON prints them as integers). Other kinds are the decoder's to refuse. */
-static int doc_int(const dra_doc *v, int64_t *out)
-{
-    if (v && v->kind == DRA_DOC_INT) {
-        *out = v->u.i;
-        return 1;
-    }
-    if (v && v->kind == DRA_DOC_FLOAT && v->u.f.f >= -9.2e18 && v->u.f.f <= 9.2e18 &&
-        (double)(int64_t)v->u.f.f == v->u.f.f) {
-        *out = (int64_t)v->u.f.f;
-        return 1;
-    }
-    return 0;
-}
-
 /* Priority admission. On create the pod's priority and preemption policy
  * come from its class (no class: 0 and PreemptLowerPriority), and a pod
  * that brings a different value is refused; on update an omitted value
@@ -585,7 +569,7 @@ static dra_err priority(const def_ctx *c, dra_doc *x, const dra_doc *old)
         dra_diag_add(c->d, "", 0, 0, "no PriorityClass with name %s was found", pc);
         return DRA_EFORBIDDEN;
     }
-    if (doc_int(p, &given) && given != value) {
+    if (def_int(p, &given) && given != value) {
         dra_diag_add(c->d, "", 0, 0,
                      "the integer value of priority (%lld) must not be provided in pod spec; "
                      "priority admission controller computed %lld from the given "
