@@ -73,6 +73,7 @@ typedef struct fixture {
     char sock[128];
     plugin_server *srv;
     gate g;
+    dra_test_failmem fm; /* the server's allocator: never fails unless armed */
 } fixture;
 
 static int setup(void **state)
@@ -86,7 +87,8 @@ static int setup(void **state)
     pthread_cond_init(&f->g.cond, NULL);
     char addr[160], err[256];
     snprintf(addr, sizeof(addr), "unix:%s", f->sock);
-    plugin_server_opts o = {addr, WORKERS, MAX_MSG, handler, &f->g, NULL};
+    dra_test_failmem_init(&f->fm);
+    plugin_server_opts o = {addr, WORKERS, MAX_MSG, handler, &f->g, &f->fm.mem};
     if (plugin_server_start(&o, &f->srv, err, sizeof(err)) != DRA_OK)
         return -1;
     *state = f;
@@ -667,27 +669,21 @@ static double now_s(void)
 static void test_server_alloc_failures(void **state)
 {
     fixture *f = *state;
-    dra_test_failmem fm;
-    char dir[64] = "/tmp/dra-plugin-h2f-XXXXXX", sock[128], addr[160], err[256], msg[256];
-    plugin_server *srv;
+    dra_test_failmem *fm = &f->fm;
+    const char *sock = f->sock;
+    char msg[256];
     dra_buf resp;
     int code, covered = 0;
-    assert_non_null(mkdtemp(dir));
-    snprintf(sock, sizeof sock, "%s/s.sock", dir);
-    snprintf(addr, sizeof addr, "unix:%s", sock);
-    dra_test_failmem_init(&fm);
-    plugin_server_opts o = {addr, WORKERS, MAX_MSG, handler, &f->g, &fm.mem};
-    assert_int_equal(plugin_server_start(&o, &srv, err, sizeof err), DRA_OK);
     dra_buf_init(&resp, NULL);
     for (long at = 1; at < 1000 && !covered; at++) {
         double t0 = now_s();
         dra_err e;
-        dra_test_failmem_arm(&fm, at);
+        dra_test_failmem_arm(fm, at);
         e = plugin_h2_unary(sock, "/test.Echo/Echo", (const uint8_t *)"hi", 2, 3000, NULL,
                             &resp, &code, msg, sizeof msg);
         /* Every allocation of the call came before the armed one. */
-        covered = atomic_load(&fm.calls) < at;
-        dra_test_failmem_arm(&fm, 0);
+        covered = atomic_load(&fm->calls) < at;
+        dra_test_failmem_arm(fm, 0);
         assert_true(now_s() - t0 < 2.5);
         /* An answer: served, RESOURCE_EXHAUSTED, or the connection closed
          * (UNAVAILABLE, which clients retry). */
@@ -707,9 +703,6 @@ static void test_server_alloc_failures(void **state)
     }
     assert_true(covered);
     dra_buf_fini(&resp);
-    plugin_server_stop(srv);
-    unlink(sock);
-    rmdir(dir);
 }
 
 int main(void)
