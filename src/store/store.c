@@ -481,6 +481,22 @@ static dra_err index_loaded(loader *l, sres *r, sval *v)
     return byrv_add(l, v->pub.rv, r, e); /* the index owns v now */
 }
 
+/* An object row's value made and indexed. */
+static dra_err load_value(loader *l, sres *r, uint64_t rv, const char *json, size_t len,
+                          const char *ns, const char *name)
+{
+    sval *v = sval_new(l->s->mem, json, len, DRA_STORE_NO_RV, rv, ns, name);
+    return v ? index_loaded(l, r, v) : DRA_ENOMEM;
+}
+
+/* 1 with the lengths when "ns/name" fits a key (rows any write made do). */
+static int key_fits(const char *ns, const char *name, size_t *nsl, size_t *nl)
+{
+    *nsl = strlen(ns);
+    *nl = strlen(name);
+    return *nsl + *nl + 2 <= KEY_MAX;
+}
+
 /* ---- loading in two threads ---------------------------------------------------
  * Opening a store with 100,000 objects is stepping SQLite, then making
  * each row's value (an allocation, fresh pages, a copy), adding it to the
@@ -531,14 +547,8 @@ static dra_err index_batch(loader *l, const load_slot *b)
         const char *json = it->value ? b->buf + it->at : NULL;
         const char *ns = json ? json + it->len + 1 : NULL;
         const char *name = ns ? ns + strlen(ns) + 1 : NULL;
-        sval *v;
-        dra_err e;
-        if (it->event) {
-            e = apply_event(l, it->r, it->rv, it->type, ns, name, json, it->len);
-        } else {
-            v = sval_new(l->s->mem, json, it->len, DRA_STORE_NO_RV, it->rv, ns, name);
-            e = v ? index_loaded(l, it->r, v) : DRA_ENOMEM;
-        }
+        dra_err e = it->event ? apply_event(l, it->r, it->rv, it->type, ns, name, json, it->len)
+                              : load_value(l, it->r, it->rv, json, it->len, ns, name);
         if (e)
             return e;
     }
@@ -632,12 +642,13 @@ static dra_err pipe_end(loader *l)
 }
 
 /* Copies a row into the batch being filled (|value| NULL: an event
- * with none, nor a key); publishes the batch when full. */
+ * with none, nor a key; else |ns| and |name| of |nsl| and |nl| bytes);
+ * publishes the batch when full. */
 static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
-                        const char *value, const char *ns, const char *name)
+                        const char *value, const char *ns, size_t nsl, const char *name,
+                        size_t nl)
 {
     load_slot *b = &p->slot[p->head % LOAD_SLOTS];
-    size_t nsl = value ? strlen(ns) : 0, nl = value ? strlen(name) : 0;
     size_t need = value ? row->len + 1 + nsl + 1 + nl + 1 : 0;
     load_item *it;
     if (b->cap - b->used < need) {
@@ -671,16 +682,14 @@ static dra_err load_object(void *ud, int64_t res, const char *ns,
 {
     loader *l = ud;
     sres *r = load_res(l, res);
-    sval *v;
-    if (!r || strlen(ns) + strlen(name) + 2 > KEY_MAX)
+    size_t nsl, nl;
+    if (!r || !key_fits(ns, name, &nsl, &nl))
         return DRA_OK; /* an orphan row, or a key no write could make */
     if (l->pipe) {
         load_item row = {r, rv, 0, 0, 1, 0, len};
-        return pipe_put(l->pipe, l->s->mem, &row, value, ns, name);
+        return pipe_put(l->pipe, l->s->mem, &row, value, ns, nsl, name, nl);
     }
-    if (!(v = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name)))
-        return DRA_ENOMEM;
-    return index_loaded(l, r, v);
+    return load_value(l, r, rv, value, len, ns, name);
 }
 
 /* An event row, after every object row: its value (or its live
@@ -746,13 +755,14 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
 {
     loader *l = ud;
     sres *r = load_res(l, res);
+    size_t nsl = 0, nl = 0;
     if (!r || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
         return DRA_OK;
-    if (value && (!ns || !name || strlen(ns) + strlen(name) + 2 > KEY_MAX))
+    if (value && (!ns || !name || !key_fits(ns, name, &nsl, &nl)))
         return DRA_OK;
     if (l->pipe) {
         load_item row = {r, rv, 1, type, 1, 0, len};
-        return pipe_put(l->pipe, l->s->mem, &row, value, ns, name);
+        return pipe_put(l->pipe, l->s->mem, &row, value, ns, nsl, name, nl);
     }
     return apply_event(l, r, rv, type, ns, name, value, len);
 }
