@@ -4,8 +4,9 @@
  * a status code, a body and maybe a stream out) over the object store
  * (dra/store.h); tests and the fuzzer drive it without a socket. Around
  * it: the in-process cluster transport (controllers inside drad call the
- * handler directly), and the HTTPS front end (libmicrohttpd + GnuTLS,
- * bearer token or client certificate), with the credentials it needs.
+ * handler directly), and the HTTPS front ends (HTTP/1.1 over
+ * libmicrohttpd, HTTP/2 over nghttp2, both GnuTLS with a bearer token or
+ * client certificate), with the credentials they need.
  *
  * Semantics follow kube-apiserver 1.35: defaulting and validation from
  * the api module with kube's 422 Status and causes, one resourceVersion
@@ -233,6 +234,31 @@ int dra_apiserver_http_port(const dra_apiserver_http *h);
 /* Stops accepting, ends open watch and log streams, waits for requests
  * in flight, and frees. NULL: no-op. */
 void dra_apiserver_http_stop(dra_apiserver_http *h);
+
+/* ---- the HTTP/2 front end ----------------------------------------------------------
+ * The same API over HTTP/2 on TLS (nghttp2 + GnuTLS), as kubectl and
+ * client-go speak it: ALPN offers only "h2" (a client offering only
+ * other protocols fails the handshake, one offering none is closed
+ * right after it), one request per stream, up
+ * to 1,000 concurrent streams per connection, watches multiplexed. */
+
+typedef struct dra_apiserver_h2 dra_apiserver_h2;
+
+/* Starts serving HTTP/2 on host:port with the options and the
+ * authentication of dra_apiserver_http_start (the same 401 Status);
+ * |opts->threads| connection threads, |opts->workers| write workers.
+ * The result is the caller's: dra_apiserver_h2_stop it before
+ * dra_apiserver_free. DRA_OK; DRA_EINVAL (no credentials, |d| may say
+ * the host is not an IP address); DRA_EIO (cannot bind, TLS setup or
+ * threads failed; |d| says why); DRA_ENOMEM. */
+dra_err dra_apiserver_h2_start(dra_apiserver *srv, const dra_apiserver_http_opts *opts,
+                               dra_apiserver_h2 **out, dra_diag *d);
+/* The port actually bound. */
+int dra_apiserver_h2_port(const dra_apiserver_h2 *h);
+/* Stops accepting, sends GOAWAY, ends open watch and log streams,
+ * gives answers in flight up to 2 s to go out, waits for the write
+ * workers, and frees. NULL: no-op. */
+void dra_apiserver_h2_stop(dra_apiserver_h2 *h);
 
 #ifdef __cplusplus
 }

@@ -321,6 +321,9 @@ DRA_HIDDEN dra_err api_watch(api_req *r);
 /* Called about once a second by the background thread: wakes the
  * streams whose bookmark or timeout is due. */
 DRA_HIDDEN void api_watch_tick(dra_apiserver *srv);
+/* Open watch streams (for tests: a front end must free the ones its
+ * clients left). */
+DRA_HIDDEN int api_watch_count(dra_apiserver *srv);
 
 /* ---- background controllers (gc.c) ----------------------------------------------- */
 

@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 
 #include "apiserver_int.h"
+#include "front.h"
 
 typedef struct hwatch hwatch;
 typedef struct job job;
@@ -138,12 +139,8 @@ static enum MHD_Result status_answer(struct MHD_Connection *c, unsigned code,
                                      const char *reason, const char *msg)
 {
     char body[512];
-    int n = snprintf(body, sizeof body,
-                     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
-                     "\"status\":\"Failure\",\"message\":\"%s\",\"reason\":\"%s\","
-                     "\"code\":%u}",
-                     msg, reason, code);
-    return queue_text(c, code, "application/json", body, (size_t)n, NULL);
+    size_t n = api_front_status(body, sizeof body, code, reason, msg);
+    return queue_text(c, code, "application/json", body, n, NULL);
 }
 
 /* ---- streams ------------------------------------------------------------------------ */
@@ -333,28 +330,8 @@ static void *worker_main(void *arg)
 static enum MHD_Result add_query(void *cls, enum MHD_ValueKind kind, const char *key,
                      const char *value)
 {
-    dra_buf *b = cls;
-    static const char hex[] = "0123456789ABCDEF";
-    const char *parts[2] = {key, value};
     (void)kind;
-    if (b->len)
-        dra_buf_putc(b, '&');
-    for (int k = 0; k < 2; k++) {
-        if (k && !value)
-            break;
-        if (k)
-            dra_buf_putc(b, '=');
-        for (const unsigned char *p = (const unsigned char *)parts[k]; *p; p++) {
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.' ||
-                *p == '~') {
-                dra_buf_putc(b, (char)*p);
-            } else {
-                char e[3] = {'%', hex[*p >> 4], hex[*p & 15]};
-                dra_buf_append(b, e, 3);
-            }
-        }
-    }
+    api_front_query_add(cls, key, value);
     return MHD_YES;
 }
 
@@ -369,39 +346,20 @@ static char *dup_header(const dra_mem *mem, struct MHD_Connection *c,
 static char *authenticate(dra_apiserver_http *h, struct MHD_Connection *c)
 {
     const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    const union MHD_ConnectionInfo *ci;
-    if (auth && !strncasecmp(auth, "Bearer ", 7)) {
-        const char *t = auth + 7, *want = h->creds->token;
-        size_t lt = strlen(t), lw = strlen(want);
-        unsigned diff = (unsigned)(lt ^ lw);
-        /* Compared in constant time over the expected token's length. */
-        for (size_t i = 0; i < lw; i++)
-            diff |= (unsigned)(unsigned char)want[i] ^
-                    (unsigned)(unsigned char)(i < lt ? t[i] : 0);
-        return diff ? NULL : dra_strdup(h->srv->mem, "admin");
-    }
-    ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-    if (ci && ci->tls_session) {
-        gnutls_session_t s = (gnutls_session_t)ci->tls_session;
-        unsigned status = 0, n = 0;
-        if (gnutls_certificate_get_peers(s, &n) && n &&
-            gnutls_certificate_verify_peers2(s, &status) == 0 && status == 0)
-            return dra_strdup(h->srv->mem, "admin-cert");
-    }
-    return NULL;
-}
-
-static int is_write(const char *m)
-{
-    return !strcmp(m, "POST") || !strcmp(m, "PUT") || !strcmp(m, "PATCH") ||
-           !strcmp(m, "DELETE");
+    const union MHD_ConnectionInfo *ci = NULL;
+    const char *user;
+    /* The certificate is looked at only without a bearer token. */
+    if (!auth || strncasecmp(auth, "Bearer ", 7))
+        ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    user = api_front_user(h->creds, auth,
+                          ci && api_front_cert_ok((gnutls_session_t)ci->tls_session));
+    return user ? dra_strdup(h->srv->mem, user) : NULL;
 }
 
 static enum MHD_Result too_large(dra_apiserver_http *h, struct MHD_Connection *c)
 {
     char msg[96];
-    snprintf(msg, sizeof msg, "Request entity too large: limit is %zu",
-             h->srv->opts.max_body);
+    api_front_too_large_msg(msg, sizeof msg, h->srv->opts.max_body);
     return status_answer(c, 413, "RequestEntityTooLarge", msg);
 }
 
@@ -489,7 +447,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     cs->ctype = dup_header(h->srv->mem, c, "Content-Type");
     if (!cs->method || !cs->path || cs->query.oom)
         return MHD_NO;
-    if (is_write(method) && h->nworkers)
+    if (api_front_is_write(method) && h->nworkers)
         return to_worker(h, cs);
     return answer(cs);
 }

@@ -257,6 +257,16 @@ static void stream_close(void *ud)
 static const dra_stream_ops stream_ops = {stream_read, stream_set_notify,
                                           stream_close};
 
+int api_watch_count(dra_apiserver *srv)
+{
+    int n = 0;
+    pthread_mutex_lock(&srv->lock);
+    for (api_stream *s = srv->streams; s; s = s->next)
+        n++;
+    pthread_mutex_unlock(&srv->lock);
+    return n;
+}
+
 void api_watch_tick(dra_apiserver *srv)
 {
     int64_t t = now_ms();
