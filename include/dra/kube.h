@@ -1,8 +1,10 @@
 /*
- * dra/kube.h: the REST transport of dra/cluster.h. Talks to any
- * Kubernetes API server (a real kube-apiserver or drad) over libcurl,
- * configured from a kubeconfig with kubectl's rules or from the
- * in-cluster service account.
+ * dra/kube.h: the REST transports of dra/cluster.h. Talk to any
+ * Kubernetes API server (a real kube-apiserver or drad) over libcurl
+ * (dra_kube_cluster_new, library dra_kube) or over HTTP/2 with nghttp2 +
+ * GnuTLS (dra_kube_h2_cluster_new, library dra_kube_h2), configured from
+ * a kubeconfig with kubectl's rules or from the in-cluster service
+ * account (library dra_kubeconfig, which both link).
  *
  * Config precedence (kubectl's): an explicit path; else $KUBECONFIG, a
  * colon-separated list whose files are merged (the first file to define
@@ -105,6 +107,30 @@ dra_err dra_kube_config_in_cluster(dra_kube_config *cfg, const char *sa_dir,
  * message goes to |d|. */
 dra_err dra_kube_cluster_new(const dra_kube_config *cfg, const dra_mem *mem,
                              dra_cluster **out, dra_diag *d);
+
+/* A cluster speaking HTTP/2 over TLS (ALPN h2) to cfg->server on one
+ * connection, as client-go does, with nghttp2 and GnuTLS only (library
+ * dra_kube_h2: no libcurl in the process). Same semantics as
+ * dra_kube_cluster_new for everything the cluster ops do (headers, error
+ * mapping, credentials, tls-server-name, timeouts, rate limit, 64 MiB
+ * answers and watch events), except: no Accept-Encoding, and a watch
+ * whose response headers do not come within timeout_ms fails
+ * (DRA_ETIMEOUT) rather than opening late. Every request and watch is a
+ * stream on that connection, driven by one I/O thread; the connection is
+ * made at the first request (creating the cluster does not dial) and
+ * again after it breaks: requests in flight then fail with DRA_EIO,
+ * watches end (DRA_EIO from dra_watch_next), and a request the server
+ * refused unprocessed (GOAWAY) is sent once more on a new connection.
+ * Watches use HTTP/2 flow control, so a slow consumer holds back the
+ * server and not the client's memory. Close every watch before
+ * dra_cluster_free. Errors here: DRA_EINVAL (no server, or one that is
+ * not https://), DRA_EIO (a credential that cannot be read or parsed),
+ * DRA_ENOMEM; the message goes to |d|. A server that does not negotiate
+ * h2 fails each request with DRA_EIO "server ... does not speak
+ * HTTP/2". */
+dra_err dra_kube_h2_cluster_new(const dra_kube_config *cfg,
+                                const dra_mem *mem, dra_cluster **out,
+                                dra_diag *d);
 
 /* The User-Agent sent: "dra/<version>". Static string. */
 const char *dra_kube_user_agent(void);

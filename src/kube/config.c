@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "kube_int.h"
+#include "kube_common.h"
 
 #define KUBE_CONFIG_MAX (16u << 20)
 

@@ -1,7 +1,8 @@
 /*
- * kube_int.h: internals of the REST transport shared by config.c (the
- * kubeconfig and in-cluster loaders), transport.c (requests over a pool
- * of libcurl handles) and stream.c (watch streams on curl_multi).
+ * kube_int.h: internals of the libcurl REST transport shared by
+ * transport.c (requests over a pool of libcurl handles) and stream.c
+ * (watch streams on curl_multi). What is not about libcurl lives in
+ * kube_common.h, which the HTTP/2 transport uses too.
  */
 #ifndef DRA_KUBE_INT_H
 #define DRA_KUBE_INT_H
@@ -12,10 +13,9 @@
 
 #include <curl/curl.h>
 
-#include "dra/kube.h"
+#include "kube_common.h"
 
 #define KUBE_POOL_MAX 16              /* idle easy handles kept */
-#define KUBE_MAX_BODY (64u << 20)     /* largest answer or watch line */
 
 /* The transport's state (the |ud| of its dra_cluster_ops). */
 typedef struct kube_t {
@@ -28,36 +28,15 @@ typedef struct kube_t {
     struct curl_slist *connect_to; /* tls-server-name: connect here */
     long timeout_ms, connect_timeout_ms;
     const char *username, *password;
-    /* Bearer token: static, or re-read from a file when it changes. */
-    pthread_mutex_t auth_lock;
-    const char *token_file;
-    char *token;        /* owned (mem); current value, may be NULL */
-    dev_t tok_dev;
-    ino_t tok_ino;
-    off_t tok_size;
-    int64_t tok_mtime_ns;
+    kube_token token; /* bearer token, following its file */
     /* Handles: TLS sessions and DNS shared; idle easy handles pooled. */
     CURLSH *share;
     pthread_mutex_t share_locks[CURL_LOCK_DATA_LAST];
     pthread_mutex_t pool_lock;
     CURL *idle[KUBE_POOL_MAX];
     int nidle;
-    /* Client-side rate limit (token bucket); qps 0: none. */
-    pthread_mutex_t rate_lock;
-    double qps, burst, tokens, last_s;
+    kube_rate rate; /* client-side rate limit */
 } kube_t;
-
-/* Reads |path| whole into |a| (NUL-terminated). DRA_ENOTFOUND when it
- * does not exist, DRA_EIO when it cannot be read, DRA_ETOOLARGE beyond
- * |max| bytes; a message in |d|. */
-DRA_HIDDEN dra_err kube_read_file(dra_arena *a, const char *path, size_t max,
-                                  char **out, size_t *len, dra_diag *d);
-
-/* Decodes standard base64 (whitespace skipped) into |a|, NUL-terminated.
- * Returns the offset of the first bad byte + 1 on error, 0 on success,
- * (size_t)-1 on ENOMEM. */
-DRA_HIDDEN size_t kube_base64(dra_arena *a, const char *s, size_t n,
-                              char **out, size_t *len);
 
 /* Common options of every easy handle: URL, TLS, auth, timeouts,
  * headers. |hdrs| receives the header list to free after the transfer.
@@ -71,8 +50,6 @@ DRA_HIDDEN dra_err kube_setup(kube_t *k, CURL *h, const char *path,
 DRA_HIDDEN dra_err kube_curl_err(CURLcode rc, const char *errbuf,
                                  const char *method, const char *url,
                                  dra_kstatus *st);
-/* Waits for the client-side rate limit. */
-DRA_HIDDEN void kube_rate_wait(kube_t *k);
 
 /* Watch streams (stream.c): the watch ops of the transport. */
 DRA_HIDDEN dra_err kube_watch_open(void *ud, const char *path,
@@ -82,8 +59,5 @@ DRA_HIDDEN dra_err kube_watch_next(void *ud, dra_watch_stream *s,
                                    int timeout_ms, dra_buf *line);
 DRA_HIDDEN void kube_watch_cancel(void *ud, dra_watch_stream *s);
 DRA_HIDDEN void kube_watch_close(void *ud, dra_watch_stream *s);
-
-/* Monotonic seconds. */
-DRA_HIDDEN double kube_now_s(void);
 
 #endif

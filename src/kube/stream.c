@@ -191,7 +191,7 @@ dra_err kube_watch_open(void *ud, const char *path, const char *query,
     s->k = k;
     dra_buf_init(&s->data, k->mem);
     atomic_init(&s->canceled, 0);
-    kube_rate_wait(k);
+    kube_rate_take(&k->rate);
     s->multi = curl_multi_init();
     s->easy = curl_easy_init();
     if (!s->multi || !s->easy) {

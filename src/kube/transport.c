@@ -18,19 +18,6 @@
 
 #include "kube_int.h"
 
-#ifndef DRA_VERSION
-#define DRA_VERSION "0.0.0"
-#endif
-
-const char *dra_kube_user_agent(void) { return "dra/" DRA_VERSION; }
-
-double kube_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* ---- credentials ---------------------------------------------------------- */
 
 /* Puts |len| bytes of PEM into an in-memory file and returns a path curl
@@ -84,52 +71,18 @@ static dra_err cred_path(kube_t *k, int slot, const char *file,
     return DRA_OK;
 }
 
-/* The current token, re-read from its file when the file changed
- * (device, inode, size or mtime). Copies it into |buf|. */
+/* "Authorization: Bearer <token>" into |buf|, or nothing without a
+ * token. */
 static dra_err token_get(kube_t *k, dra_buf *buf, dra_kstatus *st)
 {
-    dra_err err = DRA_OK;
-    pthread_mutex_lock(&k->auth_lock);
-    if (k->token_file) {
-        struct stat sb;
-        if (stat(k->token_file, &sb) == 0) {
-            int64_t mt = (int64_t)sb.st_mtim.tv_sec * 1000000000 +
-                         sb.st_mtim.tv_nsec;
-            if (!k->token || sb.st_dev != k->tok_dev ||
-                sb.st_ino != k->tok_ino || sb.st_size != k->tok_size ||
-                mt != k->tok_mtime_ns) {
-                dra_arena tmp;
-                char *text = NULL;
-                dra_arena_init(&tmp, k->mem);
-                if (kube_read_file(&tmp, k->token_file, 1u << 20, &text, NULL,
-                                   NULL) == DRA_OK) {
-                    char *s = text, *e;
-                    while (*s == ' ' || *s == '\n' || *s == '\r' || *s == '\t')
-                        s++;
-                    e = s + strlen(s);
-                    while (e > s && (e[-1] == ' ' || e[-1] == '\n' ||
-                                     e[-1] == '\r' || e[-1] == '\t'))
-                        *--e = '\0';
-                    dra_free(k->mem, k->token);
-                    k->token = dra_strdup(k->mem, s);
-                    k->tok_dev = sb.st_dev;
-                    k->tok_ino = sb.st_ino;
-                    k->tok_size = sb.st_size;
-                    k->tok_mtime_ns = mt;
-                }
-                dra_arena_fini(&tmp);
-            }
-        }
-        if (!k->token) {
-            snprintf(st->message, sizeof st->message,
-                     "cannot read the token file %s", k->token_file);
-            err = DRA_EIO;
-        }
-    }
-    if (!err && k->token && k->token[0])
-        dra_buf_printf(buf, "Authorization: Bearer %s", k->token);
-    pthread_mutex_unlock(&k->auth_lock);
-    return buf->oom ? DRA_ENOMEM : err;
+    dra_buf tok;
+    dra_err err;
+    dra_buf_init(&tok, k->mem);
+    err = kube_token_get(&k->token, &tok, st);
+    if (!err && tok.len)
+        err = dra_buf_printf(buf, "Authorization: Bearer %s", tok.p);
+    dra_buf_fini(&tok);
+    return err;
 }
 
 /* ---- libcurl plumbing ----------------------------------------------------- */
@@ -149,31 +102,6 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ud)
     (void)h;
     if ((int)data >= 0 && data < CURL_LOCK_DATA_LAST)
         pthread_mutex_unlock(&k->share_locks[data]);
-}
-
-void kube_rate_wait(kube_t *k)
-{
-    double wait = 0;
-    if (k->qps <= 0)
-        return;
-    pthread_mutex_lock(&k->rate_lock);
-    {
-        double now = kube_now_s();
-        k->tokens += (now - k->last_s) * k->qps;
-        if (k->tokens > k->burst)
-            k->tokens = k->burst;
-        k->last_s = now;
-        k->tokens -= 1;
-        if (k->tokens < 0)
-            wait = -k->tokens / k->qps;
-    }
-    pthread_mutex_unlock(&k->rate_lock);
-    if (wait > 0) {
-        struct timespec ts = {(time_t)wait,
-                              (long)((wait - (double)(time_t)wait) * 1e9)};
-        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-        }
-    }
 }
 
 /* Connection sharing, TLS trust and client identity of a handle. */
@@ -349,7 +277,7 @@ static dra_err kube_request(void *ud, const dra_cluster_req *req, int *code,
     const char *ctype = req->body ? (req->content_type ? req->content_type
                                                        : "application/json")
                                   : req->content_type;
-    kube_rate_wait(k);
+    kube_rate_take(&k->rate);
     if (!(h = pool_get(k)))
         return DRA_ENOMEM;
     err = kube_setup(k, h, req->path, req->query, ctype, &hdrs, errbuf, st);
@@ -396,9 +324,8 @@ static void kube_free(kube_t *k)
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_destroy(&k->share_locks[i]);
     pthread_mutex_destroy(&k->pool_lock);
-    pthread_mutex_destroy(&k->auth_lock);
-    pthread_mutex_destroy(&k->rate_lock);
-    dra_free(k->mem, k->token);
+    kube_token_fini(&k->token);
+    kube_rate_fini(&k->rate);
     dra_arena_fini(&k->arena);
     dra_free(k->mem, k);
     curl_global_cleanup();
@@ -494,39 +421,11 @@ static dra_err kube_init(kube_t *k, const dra_kube_config *cfg, dra_diag *d)
     k->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 0;
     k->connect_timeout_ms = cfg->connect_timeout_ms > 0
                                 ? cfg->connect_timeout_ms : 10000;
-    k->qps = cfg->qps > 0 ? cfg->qps : 0;
-    k->burst = cfg->burst > 0 ? cfg->burst : 1;
-    k->tokens = k->burst;
-    k->last_s = kube_now_s();
     if (cfg->username && cfg->username[0]) {
         k->username = dra_arena_strdup(&k->arena, cfg->username);
         k->password = dra_arena_strdup(&k->arena, cfg->password);
     }
-    if (cfg->token_file && cfg->token_file[0])
-        k->token_file = dra_arena_strdup(&k->arena, cfg->token_file);
-    if (cfg->token && cfg->token[0] && !(k->token = dra_strdup(k->mem,
-                                                              cfg->token)))
-        return DRA_ENOMEM;
-    if (k->token_file) {
-        /* Read it now: a missing token file is a configuration error. */
-        dra_kstatus st;
-        dra_buf b;
-        dra_buf_init(&b, k->mem);
-        memset(&st, 0, sizeof st);
-        dra_free(k->mem, k->token);
-        k->token = NULL;
-        err = token_get(k, &b, &st);
-        dra_buf_fini(&b);
-        if (err)
-            dra_diag_add(d, "", 0, 0, "%s", st.message);
-        if (err == DRA_EIO && cfg->token && cfg->token[0]) {
-            /* client-go keeps the static token when the file fails */
-            dra_diag_clear(d);
-            err = (k->token = dra_strdup(k->mem, cfg->token)) ? DRA_OK
-                                                               : DRA_ENOMEM;
-        }
-    }
-    return err;
+    return kube_token_init(&k->token, cfg, k->mem, d);
 }
 
 dra_err dra_kube_cluster_new(const dra_kube_config *cfg, const dra_mem *mem,
@@ -556,8 +455,8 @@ dra_err dra_kube_cluster_new(const dra_kube_config *cfg, const dra_mem *mem,
     for (int i = 0; i < CURL_LOCK_DATA_LAST; i++)
         pthread_mutex_init(&k->share_locks[i], NULL);
     pthread_mutex_init(&k->pool_lock, NULL);
-    pthread_mutex_init(&k->auth_lock, NULL);
-    pthread_mutex_init(&k->rate_lock, NULL);
+    kube_rate_init(&k->rate, cfg->qps, cfg->burst);
+    /* calloc'd: a zeroed kube_token is safe to fini before its init */
     err = kube_init(k, cfg, d);
     if (!err && (k->share = curl_share_init()) != NULL) {
         /* Only TLS sessions and DNS: libcurl does not support sharing the
