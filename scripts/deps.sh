@@ -13,7 +13,9 @@ PKGS=(build-essential cmake pkg-config clang libclang-rt-14-dev valgrind
       # (kubectl itself comes from the machine: /usr/bin/kubectl and the
       # versions under /usr/lib/google-cloud-sdk/bin; tests without it skip)
       bubblewrap python3-kubernetes python3-grpcio python3-grpc-tools
-      python3-yaml curl wrk openssl procps)
+      python3-yaml python3-h2 curl wrk openssl procps
+      # load generators of bench/ (h2load: HTTP/2)
+      nghttp2-client)
 # node and npm fetch the CEL conformance data and the reference engines
 # at test time; keep a node that is already there (it may be newer).
 command -v node >/dev/null 2>&1 || PKGS+=(nodejs)

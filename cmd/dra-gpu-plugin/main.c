@@ -183,7 +183,8 @@ static int fail_diag(const char *what, dra_err e, const dra_diag *d)
 }
 
 /* The API server: --kubeconfig / $KUBECONFIG, else in-cluster, else
- * ~/.kube/config (kubectl's order). */
+ * ~/.kube/config (kubectl's order), over HTTP/2 as client-go speaks to
+ * kube-apiserver (drad serves it on the port of DIR/kubeconfig-h2). */
 static dra_err connect_cluster(dra_cluster **out, dra_diag *d)
 {
     dra_kube_config cfg;
@@ -196,7 +197,7 @@ static dra_err connect_cluster(dra_cluster **out, dra_diag *d)
     if (e == DRA_OK) {
         cfg.qps = atof(flags[F_QPS].value);
         cfg.burst = atoi(flags[F_BURST].value);
-        e = dra_kube_cluster_new(&cfg, NULL, out, d);
+        e = dra_kube_h2_cluster_new(&cfg, NULL, out, d);
     }
     dra_kube_config_fini(&cfg);
     return e;

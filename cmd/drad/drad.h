@@ -17,6 +17,7 @@ typedef struct drad_ctx {
     dra_apiserver *srv;
     const char *server_url; /* https://127.0.0.1:PORT */
     const char *kubeconfig; /* the file drad wrote */
+    const char *kubeconfig_h2; /* the same for its HTTP/2 port */
     const drad_node_flags *node_flags; /* which nodes to run (nodes.h) */
 } drad_ctx;
 

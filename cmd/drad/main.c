@@ -1,10 +1,12 @@
 /*
  * main.c: drad, the single-machine Kubernetes-compatible control plane.
- * `drad [--data-dir DIR] [--listen HOST:PORT]` (plus the node flags of
- * nodes.h) creates (or reuses) its
- * data directory: the SQLite store, the CA and certificates, the token
- * and a kubeconfig; serves HTTPS; prints one line naming the kubeconfig
- * once ready; and stops cleanly on SIGTERM or SIGINT.
+ * `drad [--data-dir DIR] [--listen HOST:PORT] [--listen-h2 HOST:PORT]`
+ * (plus the node flags of nodes.h) creates (or reuses) its data
+ * directory: the SQLite store, the CA and certificates, the token and a
+ * kubeconfig; serves HTTPS (HTTP/1.1, and HTTP/2 on a second port, named
+ * by DIR/kubeconfig-h2, since libmicrohttpd speaks only HTTP/1.1);
+ * prints one line naming the kubeconfig once ready; and stops cleanly on
+ * SIGTERM or SIGINT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,21 +27,26 @@ typedef struct opts {
     char data_dir[3072];
     char host[256];
     int port;
+    char h2host[256]; /* "" : the host of --listen */
+    int h2port;
     drad_node_flags nodes;
 } opts;
 
 static void usage(FILE *f)
 {
-    fputs("usage: drad [--data-dir DIR] [--listen HOST:PORT]\n"
+    fputs("usage: drad [--data-dir DIR] [--listen HOST:PORT] [--listen-h2 HOST:PORT]\n"
           "  --data-dir DIR     state, credentials and kubeconfig "
           "(default ~/.local/share/dra)\n"
           "  --listen HOST:PORT address to serve HTTPS on (default "
-          "127.0.0.1:6443; port 0 picks a free one)\n",
+          "127.0.0.1:6443; port 0 picks a free one)\n"
+          "  --listen-h2 HOST:PORT  address to serve HTTP/2 over TLS on, the server\n"
+          "                     of DIR/kubeconfig-h2 (default: the host of --listen,\n"
+          "                     a free port)\n",
           f);
     drad_node_flags_usage(f);
 }
 
-static int parse_listen(const char *s, opts *o)
+static int parse_listen(const char *s, char *host, size_t hcap, int *portp)
 {
     const char *colon = strrchr(s, ':');
     char *end;
@@ -48,21 +55,40 @@ static int parse_listen(const char *s, opts *o)
     if (!colon)
         return -1;
     hl = (size_t)(colon - s);
-    if (hl >= sizeof o->host)
+    if (hl >= hcap)
         return -1;
     /* [::1]:port for IPv6. */
     if (hl >= 2 && s[0] == '[' && s[hl - 1] == ']') {
-        memcpy(o->host, s + 1, hl - 2);
-        o->host[hl - 2] = '\0';
+        memcpy(host, s + 1, hl - 2);
+        host[hl - 2] = '\0';
     } else {
-        memcpy(o->host, s, hl);
-        o->host[hl] = '\0';
+        memcpy(host, s, hl);
+        host[hl] = '\0';
     }
     port = strtol(colon + 1, &end, 10);
     if (*end || port < 0 || port > 65535 || end == colon + 1)
         return -1;
-    o->port = (int)port;
+    *portp = (int)port;
     return 0;
+}
+
+/* --listen / --listen-h2, as "FLAG VALUE" or "FLAG=VALUE": the number of
+ * arguments taken, 0 when |argv[i]| is not |flag|, -1 on a bad value. */
+static int listen_flag(const char *flag, int argc, char **argv, int i, char *host,
+                       size_t hcap, int *port)
+{
+    size_t fl = strlen(flag);
+    const char *v;
+    int took;
+    if (!strcmp(argv[i], flag) && i + 1 < argc)
+        v = argv[i + 1], took = 2;
+    else if (!strncmp(argv[i], flag, fl) && argv[i][fl] == '=')
+        v = argv[i] + fl + 1, took = 1;
+    else
+        return 0;
+    if (parse_listen(v, host, hcap, port))
+        return fprintf(stderr, "drad: %s wants HOST:PORT, not %s\n", flag, v), -1;
+    return took;
 }
 
 static int parse_args(int argc, char **argv, opts *o)
@@ -72,6 +98,8 @@ static int parse_args(int argc, char **argv, opts *o)
     memset(&o->nodes, 0, sizeof o->nodes);
     snprintf(o->host, sizeof o->host, "127.0.0.1");
     o->port = 6443;
+    o->h2host[0] = '\0';
+    o->h2port = 0;
     if (xdg && *xdg)
         snprintf(o->data_dir, sizeof o->data_dir, "%s/dra", xdg);
     else
@@ -87,13 +115,13 @@ static int parse_args(int argc, char **argv, opts *o)
             i++;
         } else if (!strncmp(a, "--data-dir=", 11)) {
             snprintf(o->data_dir, sizeof o->data_dir, "%s", a + 11);
-        } else if (!strcmp(a, "--listen") && v) {
-            if (parse_listen(v, o))
-                return fprintf(stderr, "drad: --listen wants HOST:PORT, not %s\n", v), -1;
-            i++;
-        } else if (!strncmp(a, "--listen=", 9)) {
-            if (parse_listen(a + 9, o))
-                return fprintf(stderr, "drad: --listen wants HOST:PORT, not %s\n", a + 9), -1;
+        } else if ((k = listen_flag("--listen", argc, argv, i, o->host, sizeof o->host,
+                                    &o->port)) != 0 ||
+                   (k = listen_flag("--listen-h2", argc, argv, i, o->h2host,
+                                    sizeof o->h2host, &o->h2port)) != 0) {
+            if (k < 0)
+                return -1;
+            i += k - 1;
         } else if ((k = drad_node_flag(&o->nodes, argc, argv, i)) != 0) {
             if (k < 0)
                 return -1;
@@ -141,6 +169,7 @@ typedef struct state {
     dra_apiserver_creds creds;
     dra_apiserver *srv;
     dra_apiserver_http *http;
+    dra_apiserver_h2 *h2;
     drad_controllers *ctl;
 } state;
 
@@ -148,6 +177,7 @@ static void shutdown_all(state *st)
 {
     drad_controllers_stop(st->ctl);
     dra_apiserver_http_stop(st->http);
+    dra_apiserver_h2_stop(st->h2);
     dra_apiserver_free(st->srv);
     dra_store_close(st->store);
     dra_apiserver_creds_fini(&st->creds);
@@ -164,8 +194,39 @@ static int fail(state *st, const char *what, dra_err e, dra_diag *d)
     return 1;
 }
 
+/* The URL clients reach |host|:|port| at: a wildcard address is reached
+ * through loopback. */
+static void url_of(const char *h, int port, char *url, size_t ucap)
+{
+    if (!strcmp(h, "0.0.0.0") || !*h)
+        h = "127.0.0.1";
+    else if (!strcmp(h, "::"))
+        h = "::1";
+    snprintf(url, ucap, strchr(h, ':') ? "https://[%s]:%d" : "https://%s:%d", h, port);
+}
+
+/* HTTP/2 on its own port, and the kubeconfig that names it (the one
+ * drad's GPU plugins get: their REST client speaks only HTTP/2). */
+static int start_h2(const opts *o, state *st, char *kc2, size_t kcap, dra_diag *d)
+{
+    dra_apiserver_http_opts ho;
+    char url[400];
+    dra_err e;
+    memset(&ho, 0, sizeof ho);
+    ho.host = o->h2host[0] ? o->h2host : o->host;
+    ho.port = o->h2port;
+    ho.creds = &st->creds;
+    if ((e = dra_apiserver_h2_start(st->srv, &ho, &st->h2, d)))
+        return fail(st, "serving HTTP/2", e, d);
+    url_of(ho.host, dra_apiserver_h2_port(st->h2), url, sizeof url);
+    snprintf(kc2, kcap, "%s/kubeconfig-h2", o->data_dir);
+    if ((e = drad_write_kubeconfig(kc2, url, &st->creds, d)))
+        return fail(st, "writing the kubeconfig", e, d);
+    return 0;
+}
+
 static int start(const opts *o, state *st, char *url, size_t ucap, char *kc,
-                 size_t kcap, dra_diag *d)
+                 char *kc2, size_t kcap, dra_diag *d)
 {
     char path[3200];
     dra_apiserver_opts ao;
@@ -194,21 +255,11 @@ static int start(const opts *o, state *st, char *url, size_t ucap, char *kc,
     ho.creds = &st->creds;
     if ((e = dra_apiserver_http_start(st->srv, &ho, &st->http, d)))
         return fail(st, "serving HTTPS", e, d);
-    {
-        const char *h = o->host;
-        int v6 = strchr(h, ':') != NULL;
-        /* A wildcard address is reached through loopback. */
-        if (!strcmp(h, "0.0.0.0") || !*h)
-            h = "127.0.0.1";
-        else if (!strcmp(h, "::"))
-            h = "::1";
-        snprintf(url, ucap, v6 || !strcmp(h, "::1") ? "https://[%s]:%d" : "https://%s:%d",
-                 h, dra_apiserver_http_port(st->http));
-    }
+    url_of(o->host, dra_apiserver_http_port(st->http), url, ucap);
     snprintf(kc, kcap, "%s/kubeconfig", o->data_dir);
     if ((e = drad_write_kubeconfig(kc, url, &st->creds, d)))
         return fail(st, "writing the kubeconfig", e, d);
-    return 0;
+    return start_h2(o, st, kc2, kcap, d);
 }
 
 int main(int argc, char **argv)
@@ -217,7 +268,7 @@ int main(int argc, char **argv)
     state st;
     dra_diag d;
     sigset_t set;
-    char url[400], kc[3200];
+    char url[400], kc[3200], kc2[3200];
     drad_ctx ctx;
     int sig = 0;
     dra_err e;
@@ -243,7 +294,7 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     dra_diag_init(&d, NULL);
-    if (start(&o, &st, url, sizeof url, kc, sizeof kc, &d)) {
+    if (start(&o, &st, url, sizeof url, kc, kc2, sizeof kc, &d)) {
         dra_diag_fini(&d);
         return 1;
     }
@@ -253,6 +304,7 @@ int main(int argc, char **argv)
     ctx.srv = st.srv;
     ctx.server_url = url;
     ctx.kubeconfig = kc;
+    ctx.kubeconfig_h2 = kc2;
     ctx.node_flags = &o.nodes;
     if ((e = drad_controllers_start(&ctx, &st.ctl, &d)))
         return fail(&st, "starting controllers", e, &d);

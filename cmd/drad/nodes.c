@@ -4,7 +4,7 @@
  * the inventory (default: the seed's two GB200 nodes on the fake NVML)
  * lays out a fake NVIDIA driver root in the data directory, starts a node
  * agent (src/node: the kubelet's part) and a dra-gpu-plugin child process
- * that talks to drad over HTTPS with drad's kubeconfig and to the agent
+ * that talks to drad over HTTP/2 (the port of DIR/kubeconfig-h2) and to the agent
  * over gRPC sockets in the node's kubelet directories, exactly as in a
  * real cluster; and returns once each node is Ready with its slice
  * published and its plugin registered. Also --real-gpus (the local node
@@ -425,7 +425,7 @@ static dra_err slot_plugin(drad_nodes *ns, node_slot *s, dra_diag *d)
 {
     const char *argv[] = {ns->p.plugin,
                           "--node-name", s->name,
-                          "--kubeconfig", ns->ctx->kubeconfig,
+                          "--kubeconfig", ns->ctx->kubeconfig_h2,
                           "--cdi-root", s->cdi,
                           "--nvidia-driver-root", s->root,
                           "--container-driver-root", s->root,

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A small stand-in for kube-apiserver, for the plugin's interop tests
 until drad runs: an in-memory object store behind HTTPS on a free
-loopback port, speaking just enough of the REST API for a kubelet
+loopback port (HTTP/2, as the plugin's client speaks it; python3-h2),
+speaking just enough of the REST API for a kubelet
 plugin: GET/LIST (with the resourceslice field selectors spec.nodeName
 and spec.driver, and limit/continue ignored), POST (generateName), PUT
 (resourceVersion preconditions, 409 Conflict), DELETE, /version, and
@@ -10,13 +11,17 @@ port is written to PORTFILE once it listens."""
 
 import json
 import random
+import socketserver
 import ssl
 import string
 import sys
 import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+import h2.config
+import h2.connection
+import h2.events
 
 LOCK = threading.Lock()
 STORE = {}  # collection path -> {name: object}
@@ -137,32 +142,66 @@ def handle(method, url, body):
     return status(405, "MethodNotAllowed", "method not allowed")
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class Handler(socketserver.BaseRequestHandler):
+    """One HTTP/2 connection (python3-h2 does the framing), as the plugin's
+    REST client speaks only HTTP/2; requests are answered in order."""
 
-    def log_message(self, fmt, *args):
-        pass
+    def handle(self):
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+        conn.initiate_connection()
+        sock = self.request
+        sock.sendall(conn.data_to_send())
+        reqs = {}  # stream id -> [headers, body]
+        while True:
+            try:
+                data = sock.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            for ev in conn.receive_data(data):
+                if isinstance(ev, h2.events.RequestReceived):
+                    reqs[ev.stream_id] = [dict(ev.headers), b""]
+                elif isinstance(ev, h2.events.DataReceived):
+                    reqs[ev.stream_id][1] += ev.data
+                    conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
+                elif isinstance(ev, h2.events.StreamEnded):
+                    hdrs, body = reqs.pop(ev.stream_id)
+                    self.answer(conn, ev.stream_id, hdrs, body)
+                elif isinstance(ev, h2.events.ConnectionTerminated):
+                    return
+            sock.sendall(conn.data_to_send())
 
-    def _serve(self):
-        n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(n) if n else b""
-        code, obj = handle(self.command, self.path, body)
+    def answer(self, conn, sid, hdrs, body):
+        code, obj = handle(hdrs[b":method"].decode(), hdrs[b":path"].decode(), body)
         data = json.dumps(obj).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        conn.send_headers(sid, [(":status", str(code)), ("content-type", "application/json"),
+                                ("content-length", str(len(data)))])
+        # Within the peer's window (the plugin's answers are small).
+        for i in range(0, len(data), 16384):
+            conn.send_data(sid, data[i:i + 16384], end_stream=i + 16384 >= len(data))
+        if not data:
+            conn.end_stream(sid)
 
-    do_GET = do_POST = do_PUT = do_DELETE = _serve
+
+class Server(socketserver.ThreadingTCPServer):
+    daemon_threads = True
+
+    def __init__(self, ctx):
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.ctx = ctx
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        return self.ctx.wrap_socket(sock, server_side=True), addr
 
 
 def main():
     cert, key, portfile = sys.argv[1:4]
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(cert, key)
-    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    ctx.set_alpn_protocols(["h2"])
+    srv = Server(ctx)
     with open(portfile + ".tmp", "w") as f:
         f.write(str(srv.server_address[1]))
     import os

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Interop test: python3-grpcio acting as the kubelet against the real
 dra-gpu-plugin program on a fake GB200 driver root, with the API server
-played by stub_apiserver.py (HTTPS, loopback, killed by pid), or with
+played by stub_apiserver.py (HTTP/2 over TLS, loopback, killed by pid), or with
 --drad PATH by drad (which also validates what the plugin publishes).
 
 Shows: the slice the plugin publishes (pool, nodeName, ownerReference,
@@ -124,6 +124,8 @@ class Api:
                 return m and (int(m.group(1)), m.group(2))
             self.port, self.kubeconfig = wait_for(served, "drad", 60)
             self.token = yaml.safe_load(open(self.kubeconfig))["users"][0]["user"]["token"]
+            # The plugin's REST client speaks HTTP/2: drad's second port.
+            self.plugin_kubeconfig = data + "/kubeconfig-h2"
             return
         cert, key = tmp + "/tls.crt", tmp + "/tls.key"
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -140,6 +142,7 @@ class Api:
                     "    server: https://127.0.0.1:%d\n    insecure-skip-tls-verify: true\n"
                     "contexts:\n- name: stub\n  context: {cluster: stub, user: u}\n"
                     "current-context: stub\nusers:\n- name: u\n  user: {token: t}\n" % self.port)
+        self.plugin_kubeconfig = self.kubeconfig
 
     def call(self, method, path, obj=None):
         args = ["curl", "-sk", "-X", method, "-H", "Authorization: Bearer " + self.token,
@@ -252,7 +255,7 @@ def run(tmp, drad):
     env["DRA_FAKE_NVML_DEV_ROOT"] = root + "/dev"
     # Under the valgrind pass the plugin runs inside memcheck too.
     launcher = os.environ.get("DRA_TEST_LAUNCHER", "").split()
-    args = launcher + [BUILD + "/dra-gpu-plugin", "--kubeconfig", api.kubeconfig,
+    args = launcher + [BUILD + "/dra-gpu-plugin", "--kubeconfig", api.plugin_kubeconfig,
             "--kubelet-registrar-directory-path", reg_dir,
             "--kubelet-plugins-directory-path", plug_dir,
             "--healthcheck-port", "0", "--healthcheck-address", "127.0.0.1"]
