@@ -123,6 +123,8 @@ check() {
         pass "$n"
     else
         fail "$n" "$(e2e_show)"
+        # A failure because drad died: say why, and stop here.
+        [ -z "$E2E_DRAD_PID" ] || e2e_drad_alive
     fi
 }
 
@@ -170,6 +172,16 @@ e2e_start_drad() {
     KUBECONFIG=$(sed -n 's/.*kubeconfig: //p' "$E2E_TMP/drad.out")
     export KUBECONFIG
     E2E_TOKEN=$(cat "$E2E_DATA/token")
+}
+
+# e2e_drad_alive: returns when drad is still running; otherwise prints
+# the end of its stderr (an ASan report, say) and fails the test at once,
+# rather than running every later check against a closed port.
+e2e_drad_alive() {
+    [ -n "$E2E_DRAD_PID" ] && kill -0 "$E2E_DRAD_PID" 2>/dev/null && return 0
+    echo "drad is gone; the end of its stderr:"
+    tail -n 80 "$E2E_TMP/drad.err"
+    exit 1
 }
 
 e2e_stop_drad() {
