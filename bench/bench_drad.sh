@@ -1,8 +1,10 @@
 #!/bin/sh
 # bench_drad.sh [BUILD-DIR]: drad figures on loopback, as issue 8 point 6
 # asks: durable creates/s and gets/s of ResourceClaims with 1 and 64
-# connections (wrk), a list of 10,000 ResourceSlices as JSON and as Table,
-# watch delivery to 1,000 watchers (bench_watch), drad's RSS idle and
+# connections (wrk over HTTP/1.1; h2load over HTTP/2 with 64 streams on
+# 1 and 4 connections), a list of 10,000 ResourceSlices as JSON and as Table,
+# watch delivery to 1,000 watchers (bench_watch: a connection each over
+# HTTP/1.1, and all on one HTTP/2 connection as client-go does), drad's RSS idle and
 # under load, and the time from start to the first answered request with
 # 100,000 stored objects. Starts and stops its own drad (by pid) in a
 # temporary directory. Prints figures; asserts nothing.
@@ -36,6 +38,8 @@ start() {
   cat <&3 >>"$dir/out" & # drains the rest, so drad never blocks on stdout
   exec 3<&-
   url=$(sed -n 's/.*serving \(https:[^;]*\);.*/\1/p' "$dir/out")
+  # The HTTP/2 port: the server of the second kubeconfig.
+  h2url=$(sed -n 's/^ *server: *//p' "$dir/data/kubeconfig-h2" 2>/dev/null)
   token=$(cat "$dir/data/token")
   until curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" "$url/healthz"; do :; done
   t1=$(date +%s%N)
@@ -72,6 +76,18 @@ for c in 1 64; do
   r=$(wrk -t$t -c$c -d5s -s "$dir/create.lua" "$url$C" 2>/dev/null | rate)
   echo "creates/s, $c connection(s): $r"
 done
+# The same creates over HTTP/2: 64 streams at a time on 1 and on 4
+# connections (h2load sends the body of create.lua's request).
+if command -v h2load >/dev/null && [ -n "$h2url" ]; then
+  sed -n "s/^wrk.body = '\(.*\)'$/\1/p" "$dir/create.lua" >"$dir/create.json"
+  for cm in "1 64" "4 16"; do
+    set -- $cm
+    r=$(h2load -D 5 -c "$1" -m "$2" -d "$dir/create.json" -H 'content-type: application/json' \
+      -H "authorization: Bearer $token" "$h2url$C" 2>/dev/null |
+      awk '/^finished in/ {gsub(",", ""); printf "%.0f", $4}')
+    echo "creates/s over HTTP/2, $1 connection(s) x $2 streams: $r"
+  done
+fi
 curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" \
   -H 'Content-Type: application/json' --data-binary \
   '{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaim","metadata":{"name":"one"},"spec":{"devices":{"requests":[{"name":"gpu","exactly":{"deviceClassName":"c"}}]}}}' "$url$C"
@@ -108,6 +124,10 @@ echo "RSS with $n slices: $(rss) (peak $(hwm))"
 
 if [ -x "$watchb" ]; then
   "$watchb" "$url" "$token" "$dir/data/ca.crt" 1000 50
+  if [ -n "$h2url" ]; then
+    echo "the same watches, all on one HTTP/2 connection:"
+    "$watchb" --http2 "$h2url" "$token" "$dir/data/ca.crt" 1000 50
+  fi
   echo "RSS with 1,000 watches served: $(rss) (peak $(hwm))"
 fi
 

@@ -5,7 +5,11 @@
  * claim arrived. Prints the latency from the moment the create was sent
  * and from the moment its 201 came back (p50, p99, max), over all
  * deliveries.
- * Usage: bench_watch URL TOKEN CA-FILE [WATCHERS] [CREATES]
+ * With --http2 every watch is a stream of one HTTP/2 connection, as
+ * client-go multiplexes a process's watches (drad serves HTTP/2 on its
+ * second port, the server of DIR/kubeconfig-h2); without, each watch has
+ * an HTTP/1.1 connection of its own.
+ * Usage: bench_watch [--http2] URL TOKEN CA-FILE [WATCHERS] [CREATES]
  * Prints figures; asserts nothing. */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -25,7 +29,7 @@ static double now_s(void)
 }
 
 static const char *url, *token, *ca;
-static int nwatch = 1000, ncreate = 100;
+static int nwatch = 1000, ncreate = 100, http2;
 static double *sent, *acked; /* per create */
 static double *lat_sent, *lat_acked;
 static atomic_size_t nlat;
@@ -204,8 +208,12 @@ int main(int argc, char **argv)
     char auth[256], u[512];
     pthread_t th;
     int running;
+    if (argc > 1 && !strcmp(argv[1], "--http2")) {
+        http2 = 1;
+        argv++, argc--;
+    }
     if (argc < 4) {
-        fprintf(stderr, "usage: bench_watch URL TOKEN CA-FILE [WATCHERS] [CREATES]\n");
+        fprintf(stderr, "usage: bench_watch [--http2] URL TOKEN CA-FILE [WATCHERS] [CREATES]\n");
         return 2;
     }
     url = argv[1];
@@ -224,6 +232,10 @@ int main(int argc, char **argv)
     ws = calloc((size_t)nwatch, sizeof *ws);
     m = curl_multi_init();
     curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)nwatch + 10);
+    if (http2) {
+        curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+        curl_multi_setopt(m, CURLMOPT_MAX_CONCURRENT_STREAMS, (long)nwatch);
+    }
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
     h = curl_slist_append(h, auth);
     /* Only this run's claims match. Like an informer, list first and
@@ -247,7 +259,13 @@ int main(int argc, char **argv)
         curl_easy_setopt(hs[i], CURLOPT_WRITEDATA, &ws[i]);
         curl_easy_setopt(hs[i], CURLOPT_HEADERFUNCTION, on_header);
         curl_easy_setopt(hs[i], CURLOPT_HEADERDATA, &ws[i]);
-        curl_easy_setopt(hs[i], CURLOPT_FORBID_REUSE, 1L);
+        if (http2) {
+            /* Wait for the first connection and share it. */
+            curl_easy_setopt(hs[i], CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+            curl_easy_setopt(hs[i], CURLOPT_PIPEWAIT, 1L);
+        } else {
+            curl_easy_setopt(hs[i], CURLOPT_FORBID_REUSE, 1L);
+        }
         curl_multi_add_handle(m, hs[i]);
     }
     pthread_create(&th, NULL, creator, NULL);
