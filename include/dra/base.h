@@ -82,6 +82,12 @@ void *dra_calloc(const dra_mem *mem, size_t n, size_t size); /* checks n*size */
 void *dra_realloc(const dra_mem *mem, void *ptr, size_t size);
 void dra_free(const dra_mem *mem, void *ptr);
 char *dra_strdup(const dra_mem *mem, const char *s); /* NULL in, NULL out */
+/* The same four with the (size..., user data) shape of the allocator hooks
+ * C libraries take (nghttp2's nghttp2_mem, say): |mem| is the dra_mem. */
+void *dra_mem_hook_malloc(size_t size, void *mem);
+void dra_mem_hook_free(void *ptr, void *mem);
+void *dra_mem_hook_calloc(size_t n, size_t size, void *mem);
+void *dra_mem_hook_realloc(void *ptr, size_t size, void *mem);
 
 /* Grow |*ptr| (an array of |elem|-byte items with capacity |*cap|) so it can
  * hold |need| items. Doubles; checks for overflow. DRA_OK or DRA_ENOMEM

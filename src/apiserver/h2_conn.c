@@ -90,28 +90,6 @@ struct api_h2c {
     size_t body_bytes; /* buffered request bodies of all streams */
 };
 
-/* ---- allocation through dra_mem --------------------------------------------- */
-
-static void *nm_malloc(size_t size, void *ud)
-{
-    return dra_malloc(ud, size);
-}
-
-static void nm_free(void *ptr, void *ud)
-{
-    dra_free(ud, ptr);
-}
-
-static void *nm_calloc(size_t n, size_t size, void *ud)
-{
-    return dra_calloc(ud, n, size);
-}
-
-static void *nm_realloc(void *ptr, size_t size, void *ud)
-{
-    return dra_realloc(ud, ptr, size);
-}
-
 /* ---- the mailbox ---------------------------------------------------------------- */
 
 static void req_free(const dra_mem *mem, h2_req *r)
@@ -656,7 +634,8 @@ dra_err api_h2c_new(const api_h2c_cfg *cfg, api_h2c **out)
         return DRA_ENOMEM;
     c->cfg = *cfg;
     c->mem = mem;
-    c->nmem = (nghttp2_mem){(void *)mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
+    c->nmem = (nghttp2_mem){(void *)mem, dra_mem_hook_malloc, dra_mem_hook_free,
+        dra_mem_hook_calloc, dra_mem_hook_realloc};
     c->mb = dra_calloc(mem, 1, sizeof *c->mb);
     if (!c->mb) {
         dra_free(mem, c);

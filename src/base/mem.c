@@ -40,6 +40,26 @@ void dra_free(const dra_mem *mem, void *ptr)
         mem->free(mem->ud, ptr);
 }
 
+void *dra_mem_hook_malloc(size_t size, void *mem)
+{
+    return dra_malloc(mem, size);
+}
+
+void dra_mem_hook_free(void *ptr, void *mem)
+{
+    dra_free(mem, ptr);
+}
+
+void *dra_mem_hook_calloc(size_t n, size_t size, void *mem)
+{
+    return dra_calloc(mem, n, size);
+}
+
+void *dra_mem_hook_realloc(void *ptr, size_t size, void *mem)
+{
+    return dra_realloc(mem, ptr, size);
+}
+
 char *dra_strdup(const dra_mem *mem, const char *s)
 {
     size_t n;

@@ -38,20 +38,10 @@ struct h2_conn {
 
 /* ---- nghttp2 memory ------------------------------------------------------ */
 
-static void *nm_malloc(size_t size, void *ud) { return dra_malloc(ud, size); }
-static void nm_free(void *p, void *ud) { dra_free(ud, p); }
-static void *nm_calloc(size_t n, size_t size, void *ud)
-{
-    return dra_calloc(ud, n, size);
-}
-static void *nm_realloc(void *p, size_t size, void *ud)
-{
-    return dra_realloc(ud, p, size);
-}
-
 void h2_nghttp2_mem(nghttp2_mem *m, const dra_mem *mem)
 {
-    *m = (nghttp2_mem){(void *)mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
+    *m = (nghttp2_mem){(void *)mem, dra_mem_hook_malloc, dra_mem_hook_free,
+        dra_mem_hook_calloc, dra_mem_hook_realloc};
 }
 
 /* ---- calls on a connection -------------------------------------------------- */

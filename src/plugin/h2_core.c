@@ -51,29 +51,10 @@ struct plugin_h2 {
 
 /* ---- allocation through the owner's dra_mem ----------------------------- */
 
-static void *nm_malloc(size_t size, void *ud)
-{
-    return dra_malloc(ud, size);
-}
-
-static void nm_free(void *ptr, void *ud)
-{
-    dra_free(ud, ptr);
-}
-
-static void *nm_calloc(size_t n, size_t size, void *ud)
-{
-    return dra_calloc(ud, n, size);
-}
-
-static void *nm_realloc(void *ptr, size_t size, void *ud)
-{
-    return dra_realloc(ud, ptr, size);
-}
-
 void plugin_h2_mem(const dra_mem *mem, void *nmem)
 {
-    *(nghttp2_mem *)nmem = (nghttp2_mem){(void *)mem, nm_malloc, nm_free, nm_calloc, nm_realloc};
+    *(nghttp2_mem *)nmem = (nghttp2_mem){(void *)mem, dra_mem_hook_malloc, dra_mem_hook_free,
+        dra_mem_hook_calloc, dra_mem_hook_realloc};
 }
 
 /* ---- streams -------------------------------------------------------------- */
