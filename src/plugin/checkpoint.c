@@ -6,7 +6,11 @@
  * boot id as on NVIDIA's main branch). The checksum is our own (FNV-1a
  * 32 of v2's compact JSON), not the kubelet checkpointmanager's, so the
  * file is not interchangeable with a Go plugin's. Each write replaces
- * the file atomically and fsyncs file and directory.
+ * the file atomically, its data synced before the rename but not the
+ * directory after it: whatever a power loss leaves is a whole checkpoint,
+ * old or new, and which one does not matter, since the loss means another
+ * boot and another boot's claims are all discarded (the boot id). That
+ * halves the syncs of a prepare (two checkpoint writes) on a disk.
  */
 #include <stdio.h>
 #include <string.h>
@@ -176,7 +180,8 @@ dra_err plugin_cp_write(const char *dir, const plugin_cp *cp, const dra_mem *mem
     dra_buf_init(&out, mem);
     dra_err e = plugin_cp_encode(cp, &a, &out);
     if (e == DRA_OK)
-        e = plugin_write_atomic(dir, PLUGIN_CP_FILE, out.p, out.len, 0600, sync, d);
+        e = plugin_write_atomic(dir, PLUGIN_CP_FILE, out.p, out.len, 0600,
+                                sync ? PLUGIN_SYNC_DATA : PLUGIN_SYNC_NONE, d);
     dra_buf_fini(&out);
     dra_arena_fini(&a);
     return e;

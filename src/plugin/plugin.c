@@ -300,7 +300,7 @@ static const char *find_hook(dra_plugin *p, const char *flag)
         dra_err e = plugin_read_file(rel, p->mem, &b, (size_t)256 << 20, NULL);
         if (e == DRA_OK)
             e = plugin_write_atomic(p->plugin_dir, "nvidia-cdi-hook", b.p ? b.p : "", b.len,
-                                    0755, 1, NULL);
+                                    0755, PLUGIN_SYNC_ALL, NULL);
         dra_buf_fini(&b);
         if (e == DRA_OK)
             return copy;

@@ -249,11 +249,17 @@ dra_err plugin_h2_unary(const char *socket_path, const char *method, const uint8
  * or DRA_EINVAL with the message in |d|. */
 dra_err plugin_mkdirs(const char *path, unsigned mode, dra_diag *d) DRA_HIDDEN;
 dra_err plugin_fsync_dir(const char *dir) DRA_HIDDEN;
+/* How far plugin_write_atomic syncs. */
+enum {
+    PLUGIN_SYNC_NONE = 0, /* atomic for readers and for a crash of this process */
+    PLUGIN_SYNC_DATA = 1, /* also whole after a power loss: the old file or the new */
+    PLUGIN_SYNC_ALL = 2   /* also the new one after a power loss */
+};
 /* Replaces <dir>/<name> with |data| atomically: a temp file in |dir|,
- * written (mode |mode|), fsync'ed when |sync|, renamed over the target,
- * then the directory fsync'ed when |sync|. A crash leaves the old file
- * or the new one, never a mix. DRA_OK; DRA_EIO / DRA_EINVAL with the
- * path and errno text in |d|. */
+ * written (mode |mode|), fdatasync'ed from PLUGIN_SYNC_DATA on, renamed
+ * over the target, then the directory fsync'ed with PLUGIN_SYNC_ALL. A
+ * crash leaves the old file or the new one, never a mix. DRA_OK;
+ * DRA_EIO / DRA_EINVAL with the path and errno text in |d|. */
 dra_err plugin_write_atomic(const char *dir, const char *name, const char *data,
                             size_t len, unsigned mode, int sync,
                             dra_diag *d) DRA_HIDDEN;

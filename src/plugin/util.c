@@ -93,7 +93,7 @@ dra_err plugin_write_atomic(const char *dir, const char *name, const char *data,
     }
     int e = 0;
     if (write_all(fd, data, len) != 0 || fchmod(fd, (mode_t)mode) != 0 ||
-        (sync && fdatasync(fd) != 0))
+        (sync >= PLUGIN_SYNC_DATA && fdatasync(fd) != 0))
         e = errno ? errno : EIO;
     if (close(fd) != 0 && !e)
         e = errno;
@@ -104,7 +104,7 @@ dra_err plugin_write_atomic(const char *dir, const char *name, const char *data,
         errmsg(d, "cannot write", dst, e);
         return DRA_EIO;
     }
-    if (sync && plugin_fsync_dir(dir) != DRA_OK) {
+    if (sync >= PLUGIN_SYNC_ALL && plugin_fsync_dir(dir) != DRA_OK) {
         errmsg(d, "cannot sync directory", dir, errno);
         return DRA_EIO;
     }
