@@ -9,6 +9,7 @@ resources.computeDomains.enabled ("not implemented"), nvidiaDriverRoot
 and feature gates. Exit 77 (skip) without kubectl."""
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,39 @@ def check_classes(objs, names):
 def env_of(ds):
     return {e["name"]: e.get("value", e.get("valueFrom")) for e in
             ds["spec"]["template"]["spec"]["containers"][0]["env"]}
+
+
+def runtime_packages():
+    """The packages the Dockerfile's last stage installs."""
+    text = open(SRC + "/deploy/Dockerfile").read()
+    last = text[text.rindex("\nFROM "):]
+    m = re.search(r"apt-get install[^\n]*\\\n(.*?)&&", last, re.S)
+    check(m is not None, "no apt-get install in the Dockerfile's runtime stage")
+    return set(m.group(1).replace("\\", " ").split())
+
+
+def check_runtime_image(binary):
+    """Every library the program links directly comes from a package the
+    runtime stage installs (or libc6 and libgcc-s1, which debian:12-slim
+    has), so the image cannot drift from the build (the image itself is
+    not built here)."""
+    pkgs = runtime_packages() | {"libc6", "libgcc-s1"}
+    dyn = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True,
+                         check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+    check(needed, "readelf found no NEEDED entries")
+    ldd = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
+    for lib in needed:
+        m = re.search(re.escape(lib) + r" => (\S+)", ldd)
+        check(m is not None, "ldd does not resolve " + lib)
+        owner = subprocess.run(["dpkg", "-S", os.path.realpath(m.group(1))], capture_output=True,
+                               text=True)
+        if owner.returncode != 0:  # a path dpkg knows under another name
+            owner = subprocess.run(["dpkg", "-S", m.group(1)], capture_output=True, text=True)
+        check(owner.returncode == 0, "no package owns " + m.group(1))
+        pkg = owner.stdout.split(":")[0]
+        check(pkg in pkgs, "%s (%s) is not installed by deploy/Dockerfile's runtime stage"
+              % (lib, pkg))
 
 
 def main():
@@ -136,6 +170,8 @@ def main():
         check(vols["driver-root"] == "/run/nvidia/driver", "driver root volume")
         check("TimeSlicingSettings=true" in env["FEATURE_GATES"], "feature gates")
         check(os.path.exists(SRC + "/deploy/Dockerfile"), "Dockerfile")
+        if BUILD and os.path.exists(BUILD + "/dra-gpu-plugin"):
+            check_runtime_image(BUILD + "/dra-gpu-plugin")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("PASS")
