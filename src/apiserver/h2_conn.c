@@ -150,20 +150,26 @@ static void mbox_wake(h2_mbox *mb)
     mb->wake(mb->ud);
 }
 
+/* The handler's view of |r|, as |user|; borrows from |r|. */
+static void handler_req(const h2_req *r, const char *user, dra_apiserver_req *q)
+{
+    memset(q, 0, sizeof *q);
+    q->method = r->method;
+    q->path = r->path;
+    q->query = r->query;
+    q->accept = r->accept;
+    q->content_type = r->ctype;
+    q->user = user;
+    q->body = r->body.p;
+    q->body_len = r->body.len;
+}
+
 void api_h2_job_run(api_h2_job *j)
 {
     h2_mbox *mb = j->mb;
     h2_req *r = j->req;
     dra_apiserver_req q;
-    memset(&q, 0, sizeof q);
-    q.method = r->method;
-    q.path = r->path;
-    q.query = r->query;
-    q.accept = r->accept;
-    q.content_type = r->ctype;
-    q.user = j->user;
-    q.body = r->body.p;
-    q.body_len = r->body.len;
+    handler_req(r, j->user, &q);
     j->oom = dra_apiserver_handle(j->srv, &q, &j->resp) != DRA_OK;
     pthread_mutex_lock(&mb->lock);
     if (mb->closed) {
@@ -373,15 +379,7 @@ static void answer_inline(api_h2c *c, h2s *s, const char *user)
     h2_req *r = s->req;
     dra_apiserver_req q;
     dra_apiserver_resp resp;
-    memset(&q, 0, sizeof q);
-    q.method = r->method;
-    q.path = r->path;
-    q.query = r->query;
-    q.accept = r->accept;
-    q.content_type = r->ctype;
-    q.user = user;
-    q.body = r->body.p;
-    q.body_len = r->body.len;
+    handler_req(r, user, &q);
     dra_apiserver_resp_init(&resp, c->mem);
     if (dra_apiserver_handle(c->cfg.srv, &q, &resp))
         answer_status(c, s, 500, "InternalError", "out of memory");
