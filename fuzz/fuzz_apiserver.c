@@ -10,46 +10,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dra/apiserver.h"
-#include "dra/store.h"
+#include "api_fixture.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-static dra_store *store;
-static dra_apiserver *srv;
-static char dir[64];
+static fuzz_api fx;
 
 static void teardown(void)
 {
-    char cmd[128];
-    dra_apiserver_free(srv);
-    dra_store_close(store);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd))
-        fputs("fuzz_apiserver: could not remove the store\n", stderr);
+    fuzz_api_close(&fx);
 }
 
 static void setup(void)
 {
-    char db[128];
-    dra_store_opts so;
     dra_apiserver_opts o;
-    snprintf(dir, sizeof dir, "/tmp/dra-fuzz-api-XXXXXX");
-    if (!mkdtemp(dir))
-        abort();
-    snprintf(db, sizeof db, "%s/state.db", dir);
-    memset(&so, 0, sizeof so);
-    /* No fsync: durability is not what is fuzzed, speed is needed. */
-    so.unsafe_nosync = 1;
-    so.history_min_bytes = 1u << 20;
-    so.history_max_events = 4096;
-    if (dra_store_open(db, &so, NULL, &store, NULL))
-        abort();
     memset(&o, 0, sizeof o);
-    o.store = store;
     o.graceful_pods = 1;
-    if (dra_apiserver_new(&o, NULL, &srv, NULL))
-        abort();
+    fuzz_api_open(&fx, "api", &o);
     atexit(teardown);
 }
 
@@ -75,7 +52,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     dra_apiserver_resp r;
     if (size > (1u << 16))
         return 0;
-    if (!srv)
+    if (!fx.srv)
         setup();
     p = line(p, end, method, sizeof method);
     p = line(p, end, path, sizeof path);
@@ -91,7 +68,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     q.body = (const char *)p;
     q.body_len = (size_t)(end - p);
     dra_apiserver_resp_init(&r, NULL);
-    if (dra_apiserver_handle(srv, &q, &r) != DRA_OK)
+    if (dra_apiserver_handle(fx.srv, &q, &r) != DRA_OK)
         abort(); /* libc allocator: only a bug gets here */
     if (r.code < 100 || r.code > 599)
         abort();

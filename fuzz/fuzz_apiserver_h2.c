@@ -13,26 +13,18 @@
 #include <unistd.h>
 
 #include "apiserver/h2_int.h"
-#include "dra/apiserver.h"
-#include "dra/store.h"
+#include "api_fixture.h"
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size);
 
-static dra_store *store;
-static dra_apiserver *srv;
+static fuzz_api fx;
 static dra_apiserver_creds creds;
-static char dir[64];
 static dra_buf opening;
 
 static void teardown(void)
 {
-    char cmd[128];
     dra_buf_fini(&opening);
-    dra_apiserver_free(srv);
-    dra_store_close(store);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd))
-        fputs("fuzz_apiserver_h2: could not remove the store\n", stderr);
+    fuzz_api_close(&fx);
 }
 
 static void nv(nghttp2_nv *v, const char *k, const char *val)
@@ -84,24 +76,10 @@ static void make_opening(void)
 
 static void setup(void)
 {
-    char db[128];
-    dra_store_opts so;
     dra_apiserver_opts o;
-    snprintf(dir, sizeof dir, "/tmp/dra-fuzz-h2-XXXXXX");
-    if (!mkdtemp(dir))
-        abort();
-    snprintf(db, sizeof db, "%s/state.db", dir);
-    memset(&so, 0, sizeof so);
-    so.unsafe_nosync = 1;
-    so.history_min_bytes = 1u << 20;
-    so.history_max_events = 4096;
-    if (dra_store_open(db, &so, NULL, &store, NULL))
-        abort();
     memset(&o, 0, sizeof o);
-    o.store = store;
     o.max_body = 4096;
-    if (dra_apiserver_new(&o, NULL, &srv, NULL))
-        abort();
+    fuzz_api_open(&fx, "h2", &o);
     {
         static char token[] = "fuzz-token";
         creds.token = token;
@@ -130,10 +108,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     size_t chunk;
     if (size < 1 || size > (1u << 16))
         return 0;
-    if (!srv)
+    if (!fx.srv)
         setup();
     memset(&cfg, 0, sizeof cfg);
-    cfg.srv = srv;
+    cfg.srv = fx.srv;
     cfg.creds = &creds;
     cfg.cert_ok = data[0] & 1;
     chunk = (size_t)1 << ((data[0] >> 2) & 15);
