@@ -462,6 +462,7 @@ int main(int argc, char **argv)
     run r;
     double t_setup, t_end, *lat, cpu0, cpu_used;
     long rss_before;
+    dra_store_stats sst0, sst1;
     parse_args(argc, argv, &c);
     if (c.offline) { /* the scheduler core and the explain alone, no API server */
         sim_bench(&c);
@@ -517,6 +518,7 @@ int main(int argc, char **argv)
     while (!dra_reflector_synced(w))
         usleep(10000);
     rss_before = rss_kib("VmRSS:");
+    dra_store_stats_get(store, &sst0);
     th = calloc((size_t)c.clients, sizeof *th);
     cpu0 = proc_cpu_s();
     r.t0 = now_s();
@@ -566,6 +568,14 @@ int main(int argc, char **argv)
         printf("RSS: %ld MiB after setup, %ld MiB now, peak %ld MiB (store, API server, "
                "scheduler, controller and client in one process)\n",
                rss_before / 1024, rss_kib("VmRSS:") / 1024, rss_kib("VmHWM:") / 1024);
+        dra_store_stats_get(store, &sst1);
+        printf("store: %llu writes in %llu transactions (%.1f writes per transaction, "
+               "%.1f per pod)\n",
+               (unsigned long long)(sst1.writes - sst0.writes),
+               (unsigned long long)(sst1.batches - sst0.batches),
+               (double)(sst1.writes - sst0.writes) /
+                   (double)(sst1.batches - sst0.batches ? sst1.batches - sst0.batches : 1),
+               (double)(sst1.writes - sst0.writes) / c.pods);
     }
     dra_reflector_stop(w);
     dra_sched_stop(s);

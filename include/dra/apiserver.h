@@ -42,7 +42,9 @@ typedef struct dra_apiserver dra_apiserver;
 typedef struct dra_stream_ops {
     /* Appends what is ready to |out| (possibly nothing) and sets *eof
      * once the stream has ended (after its last bytes). DRA_OK; DRA_ENOMEM.
-     * Never blocks. */
+     * Never blocks. A read that stops with more ready (it bounds its
+     * output) calls notify before it returns, so a reader needs to read
+     * only once per notify (and once at the start). */
     dra_err (*read)(void *ud, dra_buf *out, int *eof);
     /* Installs |notify| (NULL: none), called from any thread whenever a
      * read may return more or the end; it must not call back into the

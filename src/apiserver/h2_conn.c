@@ -76,6 +76,8 @@ struct h2s {
     dra_stream *st;
     int eof, forced_end;
     int queued; /* in mb->ready; under mb->lock */
+    int readable; /* notified since the last read of st (a read drains
+                   * it or notifies again: dra_stream_ops) */
 };
 
 struct api_h2c {
@@ -251,10 +253,15 @@ static ssize_t read_body(nghttp2_session *session, int32_t id, uint8_t *buf,
         dra_buf_reset(&s->out);
         s->off = 0;
         if (s->st && !s->eof) {
-            if (s->forced_end)
+            if (s->forced_end) {
                 s->eof = 1;
-            else if (dra_stream_read(s->st, &s->out, &s->eof))
-                return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            } else if (s->readable) {
+                /* Without a notify since the last read there is nothing:
+                 * no second read of 1,000 streams after each commit. */
+                s->readable = 0;
+                if (dra_stream_read(s->st, &s->out, &s->eof))
+                    return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            }
         }
     }
     n = s->out.len - s->off;
@@ -289,6 +296,7 @@ static void answer(api_h2c *c, h2s *s, dra_apiserver_resp *r, int head)
         /* As http.c: a stream's answer carries only these two. */
         s->st = r->stream;
         r->stream = NULL;
+        s->readable = 1;
         nv_set(&nv[n++], "cache-control", "no-cache, private");
         dra_stream_set_notify(s->st, stream_notify, s);
     } else {
@@ -723,8 +731,10 @@ void api_h2c_poll(api_h2c *c)
         int32_t id;
         h2s *s;
         memcpy(&id, ready.p + i * sizeof id, sizeof id);
-        if ((s = stream_get(c, id)))
+        if ((s = stream_get(c, id))) {
             s->queued = 0;
+            s->readable = 1;
+        }
     }
     pthread_mutex_unlock(&mb->lock);
     while (done) {

@@ -149,11 +149,10 @@ static void hw_notify(void *arg)
 {
     hwatch *w = arg;
     pthread_mutex_lock(&w->lock);
+    w->pending = 1;
     if (w->suspended) {
         w->suspended = 0;
         MHD_resume_connection(w->c);
-    } else {
-        w->pending = 1;
     }
     pthread_mutex_unlock(&w->lock);
 }
@@ -166,10 +165,19 @@ static ssize_t hw_read(void *cls, uint64_t pos, char *buf, size_t max)
     if (w->off == w->buf.len) {
         dra_buf_reset(&w->buf);
         w->off = 0;
-        if (w->forced_end)
+        if (w->forced_end) {
             w->eof = 1;
-        else if (!w->eof && dra_stream_read(w->s, &w->buf, &w->eof))
-            return MHD_CONTENT_READER_END_WITH_ERROR;
+        } else if (!w->eof) {
+            /* Read only after a notify (dra_stream_ops): a read that
+             * finds nothing costs as much as one that finds an event. */
+            int readable;
+            pthread_mutex_lock(&w->lock);
+            readable = w->pending;
+            w->pending = 0;
+            pthread_mutex_unlock(&w->lock);
+            if (readable && dra_stream_read(w->s, &w->buf, &w->eof))
+                return MHD_CONTENT_READER_END_WITH_ERROR;
+        }
     }
     if (w->off < w->buf.len) {
         n = w->buf.len - w->off;
@@ -185,7 +193,6 @@ static ssize_t hw_read(void *cls, uint64_t pos, char *buf, size_t max)
      * notify that came since the read is not lost: try again at once. */
     pthread_mutex_lock(&w->lock);
     if (w->pending || w->forced_end) {
-        w->pending = 0;
         pthread_mutex_unlock(&w->lock);
         return 0;
     }
@@ -227,6 +234,7 @@ static enum MHD_Result queue_stream(dra_apiserver_http *h, struct MHD_Connection
     w->c = c;
     w->s = r->stream;
     r->stream = NULL;
+    w->pending = 1; /* the first read needs no notify */
     pthread_mutex_init(&w->lock, NULL);
     dra_buf_init(&w->buf, h->srv->mem);
     /* Bytes the handler already wrote come first (none for watches). */

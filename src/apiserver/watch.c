@@ -20,6 +20,10 @@
 #include "table.h"
 
 #define EVENTS_PER_READ 128
+/* A read stops after this many bytes and notifies its reader that more
+ * is ready, so one busy watch cannot make its reader buffer without
+ * bound. */
+#define BYTES_PER_READ (256u << 10)
 
 struct api_stream {
     dra_stream pub;
@@ -131,7 +135,8 @@ static int pass(api_stream *s, dra_store_obj *o)
     return api_filter_obj(s->res, &s->f, o, &s->scratch);
 }
 
-static void read_initial(api_stream *s, dra_buf *out)
+/* Returns 1 when it stopped with objects left (the caller notifies). */
+static int read_initial(api_stream *s, dra_buf *out)
 {
     size_t sent = 0;
     while (s->pos < s->initial.n && sent < EVENTS_PER_READ) {
@@ -142,11 +147,12 @@ static void read_initial(api_stream *s, dra_buf *out)
         sent++;
     }
     if (s->pos < s->initial.n)
-        return;
+        return 1;
     dra_store_page_fini(&s->initial);
     s->initial_pending = 0;
     if (s->end_bookmark)
         put_bookmark(s, out, s->start_rv, 1);
+    return 0;
 }
 
 /* One store event as the client sees it through its filters. */
@@ -173,23 +179,30 @@ static void emit(api_stream *s, dra_buf *out, const dra_store_event *ev)
         put_event(s, out, "DELETED", ev->obj);
 }
 
-static void read_changes(api_stream *s, dra_buf *out)
+/* Everything the store has for the watch, up to BYTES_PER_READ: 1 when
+ * it stopped there with events possibly left (the caller notifies). */
+static int read_changes(api_stream *s, dra_buf *out)
 {
     dra_store_event evs[EVENTS_PER_READ];
-    size_t n = 0;
-    dra_err e = dra_store_watch_poll(s->w, evs, EVENTS_PER_READ, &n);
-    if (e == DRA_EGONE) {
-        s->error_code = 410;
-        snprintf(s->error_msg, sizeof s->error_msg,
-                 "too old resource version: %llu (the watch fell behind the "
-                 "history kept)",
-                 (unsigned long long)dra_store_watch_rv(s->w));
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        emit(s, out, &evs[i]);
-        dra_store_event_fini(&evs[i]);
-    }
+    size_t n;
+    do {
+        dra_err e = dra_store_watch_poll(s->w, evs, EVENTS_PER_READ, &n);
+        if (e == DRA_EGONE) {
+            s->error_code = 410;
+            snprintf(s->error_msg, sizeof s->error_msg,
+                     "too old resource version: %llu (the watch fell behind the "
+                     "history kept)",
+                     (unsigned long long)dra_store_watch_rv(s->w));
+            return 0;
+        }
+        for (size_t i = 0; i < n; i++) {
+            emit(s, out, &evs[i]);
+            dra_store_event_fini(&evs[i]);
+        }
+        if (out->oom)
+            return 0;
+    } while (n == EVENTS_PER_READ && out->len < BYTES_PER_READ);
+    return n == EVENTS_PER_READ;
 }
 
 static dra_err stream_read(void *ud, dra_buf *out, int *eof)
@@ -201,10 +214,15 @@ static dra_err stream_read(void *ud, dra_buf *out, int *eof)
         *eof = 1;
         return DRA_OK;
     }
+    int more = 0;
     if (s->initial_pending)
-        read_initial(s, out);
-    else if (!s->error_code && s->w)
-        read_changes(s, out);
+        more = read_initial(s, out);
+    /* Changes committed while the initial list was read notified before
+     * this read: read them now, as no other notify may come. */
+    if (!more && !s->initial_pending && !s->error_code && s->w)
+        more = read_changes(s, out);
+    if (more)
+        wake(s);
     if (s->error_code) {
         put_error(s, out);
         s->ended = *eof = 1;

@@ -5,6 +5,7 @@
 #include "api_fixture.h"
 
 #include "dra/cluster.h"
+#include "../kube/watch_backlog.h"
 
 #define SLICES "/apis/resource.k8s.io/v1/resourceslices"
 #define SLICE(name, node, extra)                                                 \
@@ -319,6 +320,20 @@ static void test_incluster(void **state)
     fx_close(&f);
 }
 
+/* More events than one read of the watch stream holds, in process. */
+static void test_incluster_backlog(void **state)
+{
+    fx f;
+    dra_cluster *c;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    c = dra_apiserver_cluster(f.srv);
+    assert_non_null(c);
+    watch_backlog(c, "default");
+    dra_cluster_free(c);
+    fx_close(&f);
+}
+
 /* The JSON of |d|, as a string to free. */
 static char *json_of(const dra_doc *d)
 {
@@ -478,6 +493,7 @@ int main(void)
         cmocka_unit_test(test_watch_timeout),
         cmocka_unit_test(test_watch_bookmarks),
         cmocka_unit_test(test_incluster),
+        cmocka_unit_test(test_incluster_backlog),
         cmocka_unit_test(test_incluster_docs),
     };
     if (getenv("DRA_TEST_FILTER"))

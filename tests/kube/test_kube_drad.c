@@ -9,6 +9,7 @@
 
 #include "dra_test.h"
 #include "dra/kube.h"
+#include "watch_backlog.h"
 
 static dra_cluster *connect_env(void)
 {
@@ -301,6 +302,24 @@ static void test_watch_and_reflector(void **state)
     dra_cluster_free(c);
 }
 
+/* More events than one read of drad's watch stream holds. */
+static void test_watch_backlog(void **state)
+{
+    dra_cluster *c = connect_env();
+    dra_arena a;
+    dra_kstatus st;
+    (void)state;
+    dra_arena_init(&a, NULL);
+    must(dra_cluster_create(c, &DRA_GVR_NAMESPACES, NULL,
+                            json(&a, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+                                     "\"metadata\":{\"name\":\"backlog\"}}"),
+                            &a, NULL, &st),
+         DRA_OK, &st, "create namespace");
+    watch_backlog(c, "backlog");
+    dra_arena_fini(&a);
+    dra_cluster_free(c);
+}
+
 static void test_unauthorized(void **state)
 {
     dra_kube_config cfg;
@@ -331,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_claims),
         cmocka_unit_test(test_paging_pods_events),
         cmocka_unit_test(test_watch_and_reflector),
+        cmocka_unit_test(test_watch_backlog),
         cmocka_unit_test(test_unauthorized),
     };
     if (!getenv("KUBECONFIG")) {

@@ -10,6 +10,7 @@
 #include "dra/apiserver.h"
 #include "dra/kube.h"
 #include "dra/store.h"
+#include "watch_backlog.h"
 
 #define CLASS                                                               \
     "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"DeviceClass\","    \
@@ -184,10 +185,24 @@ static void test_crud_watch(void **state)
     srv_stop(&s);
 }
 
+/* More events than one read of the watch stream holds, over HTTP/2. */
+static void test_watch_backlog(void **state)
+{
+    srv s;
+    dra_cluster *c;
+    (void)state;
+    srv_start(&s);
+    c = client(&s, s.cr.token);
+    watch_backlog(c, "default");
+    dra_cluster_free(c);
+    srv_stop(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crud_watch),
+        cmocka_unit_test(test_watch_backlog),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
