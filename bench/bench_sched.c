@@ -19,6 +19,7 @@
  * timed (default 5).
  */
 #include <pthread.h>
+#include <sys/resource.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,15 @@ static double proc_cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Context switches of the whole process (every thread), voluntary and
+ * not: each is a thread that blocked or was preempted. */
+static long proc_csw(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -63,9 +73,13 @@ static double cpu_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static long rss_kib(const char *field)
+/* |field| of /proc/self/|file| ("status": kB; "io": bytes). */
+static long proc_field(const char *file, const char *field)
 {
-    FILE *f = fopen("/proc/self/status", "r");
+    char path[64];
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/self/%s", file);
+    f = fopen(path, "r");
     char line[256];
     long v = -1;
     size_t n = strlen(field);
@@ -75,6 +89,11 @@ static long rss_kib(const char *field)
     if (f)
         fclose(f);
     return v;
+}
+
+static long rss_kib(const char *field)
+{
+    return proc_field("status", field);
 }
 
 /* ---- objects -------------------------------------------------------------------- */
@@ -463,6 +482,7 @@ int main(int argc, char **argv)
     double t_setup, t_end, *lat, cpu0, cpu_used;
     long rss_before;
     dra_store_stats sst0, sst1;
+    long wchar0, csw0 = 0, csw_used = 0;
     parse_args(argc, argv, &c);
     if (c.offline) { /* the scheduler core and the explain alone, no API server */
         sim_bench(&c);
@@ -519,8 +539,10 @@ int main(int argc, char **argv)
         usleep(10000);
     rss_before = rss_kib("VmRSS:");
     dra_store_stats_get(store, &sst0);
+    wchar0 = proc_field("io", "wchar:");
     th = calloc((size_t)c.clients, sizeof *th);
     cpu0 = proc_cpu_s();
+    csw0 = proc_csw();
     r.t0 = now_s();
     for (int i = 0; i < c.clients; i++)
         pthread_create(&th[i], NULL, creator, &r);
@@ -540,6 +562,7 @@ int main(int argc, char **argv)
                 last = r.bound[i];
         t_end = last;
         cpu_used = proc_cpu_s() - cpu0;
+        csw_used = proc_csw() - csw0;
         printf("created %d pods in %.2f s (%.0f creates/s)\n", c.pods, created_all - r.t0,
                c.pods / (created_all - r.t0));
     }
@@ -553,8 +576,9 @@ int main(int argc, char **argv)
         dra_sched_get_stats(s, &st);
         printf("bound %d/%d pods; first create to last bound %.2f s: %.0f pods/s\n", n, c.pods,
                t_end - r.t0, n / (t_end - r.t0));
-        printf("CPU from the first create to the last bound: %.2f s, %.0f us per pod\n",
-               cpu_used, cpu_used * 1e6 / c.pods);
+        printf("CPU from the first create to the last bound: %.2f s, %.0f us per pod; "
+               "%.1f context switches per pod\n",
+               cpu_used, cpu_used * 1e6 / c.pods, (double)csw_used / c.pods);
         if (n)
             printf("create->bound latency: p50 %.1f ms, p99 %.1f ms, max %.1f ms\n",
                    lat[n / 2] * 1e3, lat[(size_t)(n * 0.99)] * 1e3, lat[n - 1] * 1e3);
@@ -576,6 +600,11 @@ int main(int argc, char **argv)
                (double)(sst1.writes - sst0.writes) /
                    (double)(sst1.batches - sst0.batches ? sst1.batches - sst0.batches : 1),
                (double)(sst1.writes - sst0.writes) / c.pods);
+        printf("bytes written by the process (the database and its WAL): %.1f MiB, %.1f KiB "
+               "per store write\n",
+               (double)(proc_field("io", "wchar:") - wchar0) / 1048576.0,
+               (double)(proc_field("io", "wchar:") - wchar0) / 1024.0 /
+                   (double)(sst1.writes - sst0.writes ? sst1.writes - sst0.writes : 1));
     }
     dra_reflector_stop(w);
     dra_sched_stop(s);
