@@ -34,7 +34,6 @@ typedef struct sval {
 
 typedef struct sentry {
     sval *cur;
-    sval *loadlast; /* while loading: the value of the key's last event */
     size_t keylen;
     char key[]; /* "ns/name" */
 } sentry;
@@ -347,7 +346,6 @@ static dra_err index_add(dra_store *s, sres *r, const char *key, size_t keylen,
     memcpy(e->key, key, keylen + 1);
     e->keylen = keylen;
     e->cur = v;
-    e->loadlast = NULL;
     if (dra_map_put(&r->objs, e->key, keylen, e)) {
         dra_free(s->mem, e);
         return DRA_ENOMEM;
@@ -392,17 +390,16 @@ static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
 typedef struct loader {
     dra_store *s;
     dra_map byid; /* id bytes -> sres */
-    dra_map last; /* id bytes + "ns/name" -> last event value (borrowed) */
-    /* The live objects by resourceVersion: an event that is its object's
-     * current state (no value of its own) finds the object here with a
-     * cursor, as events come in rv order, instead of by key. */
-    struct byrv { uint64_t rv; sentry *e; sres *r; } *byrv;
-    size_t nbyrv, cbyrv, cur;
-    int unsorted, sorted;
+    /* Rows that are neither a live object's current state nor history:
+     * states superseded before their resource's compaction point, and
+     * deletions from before it (a step that failed to delete them, or a
+     * crash between). Deleted once the load is done. */
+    uint64_t *garbage;
+    size_t ngarbage, cgarbage;
     dra_arena a;
     int64_t last_id; /* rows come grouped: remember the last lookup */
     sres *last_r;
-    struct load_pipe *pipe; /* while objects load: the indexer thread */
+    struct load_pipe *pipe; /* while rows load: the indexer thread */
 } loader;
 
 static sres *load_res(loader *l, int64_t id)
@@ -431,62 +428,14 @@ static dra_err load_resource(void *ud, int64_t id, const char *name,
     return dra_map_put(&l->byid, k, sizeof id, r);
 }
 
-static dra_err byrv_add(loader *l, uint64_t rv, sres *r, sentry *e)
+static dra_err garbage_add(loader *l, uint64_t rv)
 {
-    void *p = l->byrv;
-    if (dra_grow(l->s->mem, &p, &l->cbyrv, l->nbyrv + 1, sizeof *l->byrv))
+    void *p = l->garbage;
+    if (dra_grow(l->s->mem, &p, &l->cgarbage, l->ngarbage + 1, sizeof *l->garbage))
         return DRA_ENOMEM;
-    l->byrv = p;
-    if (l->nbyrv && l->byrv[l->nbyrv - 1].rv > rv)
-        l->unsorted = 1;
-    l->byrv[l->nbyrv].rv = rv;
-    l->byrv[l->nbyrv].r = r;
-    l->byrv[l->nbyrv++].e = e;
+    l->garbage = p;
+    l->garbage[l->ngarbage++] = rv;
     return DRA_OK;
-}
-
-static int byrv_cmp(const void *x, const void *y)
-{
-    const struct byrv *a = x, *b = y;
-    return a->rv < b->rv ? -1 : a->rv > b->rv;
-}
-
-/* The live object of |r| whose state is |rv|, for events in rv order
- * (an rv names one write, so one object). */
-static sentry *byrv_find(loader *l, uint64_t rv, const sres *r)
-{
-    if (!l->sorted) {
-        if (l->unsorted)
-            qsort(l->byrv, l->nbyrv, sizeof *l->byrv, byrv_cmp);
-        l->sorted = 1;
-    }
-    while (l->cur < l->nbyrv && l->byrv[l->cur].rv < rv)
-        l->cur++;
-    if (l->cur == l->nbyrv || l->byrv[l->cur].rv != rv || l->byrv[l->cur].r != r)
-        return NULL;
-    return l->byrv[l->cur].e;
-}
-
-/* Adds a loaded object's value (a new reference) to the index. */
-static dra_err index_loaded(loader *l, sres *r, sval *v)
-{
-    char key[KEY_MAX];
-    size_t kl = make_key(key, v->ns, v->name);
-    sentry *e = NULL;
-    /* Rows are unique by key (the objects_key index): no lookup first. */
-    if (index_add(l->s, r, key, kl, v, &e)) {
-        sval_unref(v);
-        return DRA_ENOMEM;
-    }
-    return byrv_add(l, v->pub.rv, r, e); /* the index owns v now */
-}
-
-/* An object row's value made and indexed. */
-static dra_err load_value(loader *l, sres *r, uint64_t rv, const char *json, size_t len,
-                          const char *ns, const char *name)
-{
-    sval *v = sval_new(l->s->mem, json, len, DRA_STORE_NO_RV, rv, ns, name);
-    return v ? index_loaded(l, r, v) : DRA_ENOMEM;
 }
 
 /* 1 with the lengths when "ns/name" fits a key (rows any write made do). */
@@ -502,12 +451,11 @@ static int key_fits(const char *ns, const char *name, size_t *nsl, size_t *nl)
  * each row's value (an allocation, fresh pages, a copy), adding it to the
  * index (hashing, a cache miss per insert) and replaying the history
  * into the rings. The caller's thread steps SQLite and copies the rows
- * (objects, then events) into batch buffers that are reused, so stay
- * mapped and warm; a loader thread does all the rest, in row order. Until
- * pipe_end has joined it, only that thread touches the index, the rings,
- * the byrv list, the last-event map and the arena (the opening thread
- * used the arena for the resource rows, before the first batch); the
- * opening thread alone reads the id map. */
+ * into batch buffers that are reused, so stay mapped and warm; a loader
+ * thread does all the rest, in row order. Until pipe_end has joined it,
+ * only that thread touches the index, the rings, the garbage list and
+ * the arena (the opening thread used the arena for the resource rows,
+ * before the first batch); the opening thread alone reads the id map. */
 #define LOAD_BATCH 256
 #define LOAD_BATCH_BYTES (256u << 10)
 #define LOAD_SLOTS 8
@@ -515,9 +463,7 @@ static int key_fits(const char *ns, const char *name, size_t *nsl, size_t *nl)
 typedef struct load_item {
     sres *r;
     uint64_t rv;
-    int event;      /* 0: an object row; 1: an event row of |type| */
     int type;
-    int value;      /* 0: an event with no value (and no key) */
     size_t at, len; /* JSON at buf + at, then the namespace and name */
 } load_item;
 
@@ -544,11 +490,10 @@ static dra_err index_batch(loader *l, const load_slot *b)
 {
     for (size_t i = 0; i < b->n; i++) {
         const load_item *it = &b->item[i];
-        const char *json = it->value ? b->buf + it->at : NULL;
-        const char *ns = json ? json + it->len + 1 : NULL;
-        const char *name = ns ? ns + strlen(ns) + 1 : NULL;
-        dra_err e = it->event ? apply_event(l, it->r, it->rv, it->type, ns, name, json, it->len)
-                              : load_value(l, it->r, it->rv, json, it->len, ns, name);
+        const char *json = b->buf + it->at;
+        const char *ns = json + it->len + 1;
+        const char *name = ns + strlen(ns) + 1;
+        dra_err e = apply_event(l, it->r, it->rv, it->type, ns, name, json, it->len);
         if (e)
             return e;
     }
@@ -641,15 +586,14 @@ static dra_err pipe_end(loader *l)
     return e;
 }
 
-/* Copies a row into the batch being filled (|value| NULL: an event
- * with none, nor a key; else |ns| and |name| of |nsl| and |nl| bytes);
- * publishes the batch when full. */
+/* Copies a row into the batch being filled (|ns| and |name| of |nsl|
+ * and |nl| bytes); publishes the batch when full. */
 static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
                         const char *value, const char *ns, size_t nsl, const char *name,
                         size_t nl)
 {
     load_slot *b = &p->slot[p->head % LOAD_SLOTS];
-    size_t need = value ? row->len + 1 + nsl + 1 + nl + 1 : 0;
+    size_t need = row->len + 1 + nsl + 1 + nl + 1;
     load_item *it;
     if (b->cap - b->used < need) {
         size_t cap = b->cap ? b->cap : LOAD_BATCH_BYTES;
@@ -663,9 +607,8 @@ static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
     }
     it = &b->item[b->n++];
     *it = *row;
-    it->value = value != NULL;
     it->at = b->used;
-    if (value) {
+    {
         char *d = b->buf + b->used;
         memcpy(d, value, row->len);
         d[row->len] = '\0';
@@ -676,74 +619,48 @@ static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
     return b->n == LOAD_BATCH || b->used >= LOAD_BATCH_BYTES ? pipe_publish(p, 0) : DRA_OK;
 }
 
-static dra_err load_object(void *ud, int64_t res, const char *ns,
-                           const char *name, uint64_t rv, const char *value,
-                           size_t len)
-{
-    loader *l = ud;
-    sres *r = load_res(l, res);
-    size_t nsl, nl;
-    if (!r || !key_fits(ns, name, &nsl, &nl))
-        return DRA_OK; /* an orphan row, or a key no write could make */
-    if (l->pipe) {
-        load_item row = {r, rv, 0, 0, 1, 0, len};
-        return pipe_put(l->pipe, l->s->mem, &row, value, ns, nsl, name, nl);
-    }
-    return load_value(l, r, rv, value, len, ns, name);
-}
-
-/* An event row, after every object row: its value (or its live
- * object's) into the resource's history, with the previous state. */
+/* A row, in version order. Before its resource's compaction point only
+ * the latest state of each key matters (the live objects); after it,
+ * each row is a history event as well, with the key's previous state. */
 static dra_err apply_event(loader *l, sres *r, uint64_t rv, int type, const char *ns,
                            const char *name, const char *value, size_t len)
 {
-    int64_t res = r->id;
-    char key[KEY_MAX], *lk;
-    size_t kl = 0;
+    char key[KEY_MAX];
+    size_t kl = make_key(key, ns, name);
     sentry *e;
-    sevent ev = {rv, type, 0, NULL, NULL};
-    if (!value) {
-        /* The object's current state (no bytes of its own, nor its key):
-         * share the live object's; a state no longer known has nothing
-         * to replay. */
-        if (!(e = byrv_find(l, rv, r)) || e->cur->pub.rv != rv)
-            return DRA_OK;
-        ev.obj = sval_ref(e->cur);
-    } else {
-        if (!ns || !name || !(kl = make_key(key, ns, name)))
-            return DRA_OK;
-        e = dra_map_get(&r->objs, key, kl);
-        if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name)))
+    sevent ev = {rv, type, type == DRA_STORE_DELETED, NULL, NULL};
+    if (!kl)
+        return DRA_OK;
+    e = dra_map_get(&r->objs, key, kl);
+    if (e) {
+        /* The key's previous state is superseded: history, or garbage. */
+        uint64_t prv = e->cur->pub.rv;
+        if (prv > r->compacted_rv)
+            ring_supersede(l->s, r, prv);
+        else if (garbage_add(l, prv))
             return DRA_ENOMEM;
     }
-    ev.counted = value != NULL;
-    /* The previous state of the key, for watch filters, is the value of
-     * its previous event: kept in the live object's entry, or for a key
-     * no longer live by (resource id, key). */
-    if (e) {
-        if (type != DRA_STORE_ADDED)
-            ev.prev = sval_ref(e->loadlast);
+    if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name)))
+        return DRA_ENOMEM;
+    if (rv > r->compacted_rv) {
+        if (type != DRA_STORE_ADDED && e)
+            ev.prev = sval_ref(e->cur);
         if (ring_push(l->s, r, &ev)) {
             sval_unref(ev.obj);
             sval_unref(ev.prev);
             return DRA_ENOMEM;
         }
-        e->loadlast = ev.obj;
-        return DRA_OK;
-    }
-    lk = dra_arena_alloc(&l->a, sizeof res + kl);
-    if (!lk) {
+        ev.obj = sval_ref(ev.obj); /* the ring keeps the one above */
+    } else if (type == DRA_STORE_DELETED && garbage_add(l, rv)) {
         sval_unref(ev.obj);
         return DRA_ENOMEM;
     }
-    memcpy(lk, &res, sizeof res);
-    memcpy(lk + sizeof res, key, kl);
-    if (type != DRA_STORE_ADDED)
-        ev.prev = sval_ref(dra_map_get(&l->last, lk, sizeof res + kl));
-    if (ring_push(l->s, r, &ev) ||
-        dra_map_put(&l->last, lk, sizeof res + kl, ev.obj)) {
+    if (type == DRA_STORE_DELETED) {
         sval_unref(ev.obj);
-        sval_unref(ev.prev);
+        return index_set(l->s, r, key, kl, NULL);
+    }
+    if (index_set(l->s, r, key, kl, ev.obj)) {
+        sval_unref(ev.obj);
         return DRA_ENOMEM;
     }
     return DRA_OK;
@@ -758,10 +675,10 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
     size_t nsl = 0, nl = 0;
     if (!r || type < DRA_STORE_ADDED || type > DRA_STORE_DELETED)
         return DRA_OK;
-    if (value && (!ns || !name || !key_fits(ns, name, &nsl, &nl)))
-        return DRA_OK;
+    if (!key_fits(ns, name, &nsl, &nl))
+        return DRA_OK; /* a key no write could make */
     if (l->pipe) {
-        load_item row = {r, rv, 1, type, 1, 0, len};
+        load_item row = {r, rv, type, 0, len};
         return pipe_put(l->pipe, l->s->mem, &row, value, ns, nsl, name, nl);
     }
     return apply_event(l, r, rv, type, ns, name, value, len);
@@ -770,19 +687,23 @@ static dra_err load_event(void *ud, uint64_t rv, int type, int64_t res,
 static dra_err store_load(dra_store *s, dra_diag *d)
 {
     loader l = {.s = s};
-    sdb_load_cb cb = {load_resource, load_object, load_event, &l};
+    sdb_load_cb cb = {load_resource, load_event, &l};
     dra_err e, ee;
     dra_map_init(&l.byid, s->mem);
-    dra_map_init(&l.last, s->mem);
     dra_arena_init(&l.a, s->mem);
     pipe_start(&l);
     e = sdb_load(s->db, &cb, &s->rv, d);
     ee = pipe_end(&l);
     if (!e)
         e = ee;
+    if (!e && l.ngarbage) {
+        char msg[192];
+        /* Best effort: rows left now go at the next open. */
+        (void)sdb_compact(s->db, l.garbage, l.ngarbage, NULL, NULL, 0, s->rv, msg,
+                          sizeof msg);
+    }
     dra_map_fini(&l.byid);
-    dra_map_fini(&l.last);
-    dra_free(s->mem, l.byrv);
+    dra_free(s->mem, l.garbage);
     dra_arena_fini(&l.a);
     return e;
 }
@@ -1219,25 +1140,17 @@ static int batch_prepare(dra_store *s, wreq **b, size_t i, uint64_t rv)
     return 0;
 }
 
+/* A write's rows: its own, and the end of its previous state's, which
+ * is kept while it is history (after the compaction point: compaction
+ * deletes it then) and deleted now when it is older. */
 static dra_err batch_sql(dra_store *s, wreq *q)
 {
     dra_store_write *w = q->w;
     sval *v = q->val;
-    dra_err e;
-    if (q->type == DRA_STORE_DELETED)
-        e = sdb_del(s->db, q->r->id, w->ns, w->name, w->msg, sizeof w->msg);
-    else
-        e = sdb_put(s->db, q->r->id, w->ns, w->name, v->pub.rv, v->pub.json,
-                    v->pub.len, w->msg, sizeof w->msg);
-    /* The event row gets bytes only for a DELETED state; a live state's
-     * bytes are in the objects row until the next write fills them in. */
-    if (!e)
-        e = sdb_event(s->db, v->pub.rv, q->type, q->r->id, w->ns, w->name,
-                      q->type == DRA_STORE_DELETED ? v->pub.json : NULL,
-                      v->pub.len, w->msg, sizeof w->msg);
-    if (!e && q->prev)
-        e = sdb_event_fill(s->db, q->prev->pub.rv, q->prev->pub.json,
-                           q->prev->pub.len, w->msg, sizeof w->msg);
+    dra_err e = sdb_event(s->db, v->pub.rv, q->type, q->r->id, w->ns, w->name, v->pub.json,
+                          v->pub.len, w->msg, sizeof w->msg);
+    if (!e && q->prev && q->prev->pub.rv <= q->r->compacted_rv)
+        e = sdb_event_del(s->db, q->prev->pub.rv, w->msg, sizeof w->msg);
     return e;
 }
 
@@ -1418,6 +1331,8 @@ typedef struct cplan {
     uint64_t *crv;
     size_t nc, dropped;
     uint64_t upto;
+    uint64_t *rvs; /* the rows to delete: superseded states and deletions */
+    size_t nrv;
 } cplan;
 
 static void cplan_fini(dra_store *s, cplan *p)
@@ -1425,6 +1340,36 @@ static void cplan_fini(dra_store *s, cplan *p)
     dra_free(s->mem, p->skip);
     dra_free(s->mem, p->ids);
     dra_free(s->mem, p->crv);
+    dra_free(s->mem, p->rvs);
+}
+
+/* The rows the step deletes: of the events up to p->upto, those whose
+ * state is not its object's current one (a current state's row stays:
+ * it is the object). DRA_OK or DRA_ENOMEM. */
+static dra_err compact_rows(dra_store *s, cplan *p)
+{
+    dra_err e = DRA_OK;
+    p->nrv = 0;
+    if (!(p->rvs = dra_calloc(s->mem, p->dropped + 1, sizeof *p->rvs)))
+        return DRA_ENOMEM;
+    pthread_rwlock_rdlock(&s->lock);
+    for (size_t i = 0; i < s->resmap.n && !e; i++) {
+        sres *r = s->resmap.entries[i].val;
+        if (!s->resmap.entries[i].key)
+            continue;
+        for (size_t k = 0; k < r->n && ring_at(r, k)->rv <= p->upto; k++) {
+            const sevent *ev = ring_at(r, k);
+            if (!ev->counted)
+                continue;
+            if (p->nrv == p->dropped) { /* only what the plan counted */
+                e = DRA_EINVAL;
+                break;
+            }
+            p->rvs[p->nrv++] = ev->rv;
+        }
+    }
+    pthread_rwlock_unlock(&s->lock);
+    return e;
 }
 
 /* Picks the oldest events, across resources, until the history is back
@@ -1510,8 +1455,11 @@ static int compact_step(dra_store *s)
     }
     pthread_mutex_lock(&s->dblock);
     t0 = now_us();
-    /* s->rv only changes under the database lock, held here. */
-    if (sdb_compact(s->db, p.upto, p.ids, p.crv, p.nc, s->rv, msg, sizeof msg)) {
+    /* The rows to delete are read under the database lock: a batch in
+     * between may have superseded a state the plan saw as current. s->rv
+     * only changes under this lock too. */
+    if (compact_rows(s, &p) ||
+        sdb_compact(s->db, p.rvs, p.nrv, p.ids, p.crv, p.nc, s->rv, msg, sizeof msg)) {
         /* Retried at the next step; the history stays meanwhile. */
         pthread_mutex_unlock(&s->dblock);
         cplan_fini(s, &p);

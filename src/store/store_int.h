@@ -19,12 +19,8 @@ typedef struct sdb_load_cb {
     /* A resource row: its id, name and compaction point. */
     dra_err (*resource)(void *ud, int64_t id, const char *name,
                         uint64_t compacted_rv);
-    /* A current object. |value| is borrowed for the call. */
-    dra_err (*object)(void *ud, int64_t res, const char *ns, const char *name,
-                      uint64_t rv, const char *value, size_t len);
-    /* A history event, in increasing rv order; |value| NULL when the
-     * event holds the current state of its object (share the object's),
-     * and then |ns| and |name| are NULL too (the rv finds the object). */
+    /* A row (a write: its version, type, key and the state it wrote), in
+     * increasing rv order. Everything is borrowed for the call. */
     dra_err (*event)(void *ud, uint64_t rv, int type, int64_t res,
                      const char *ns, const char *name, const char *value,
                      size_t len);
@@ -44,37 +40,32 @@ DRA_HIDDEN void sdb_close(store_db *db);
 DRA_HIDDEN dra_err sdb_load(store_db *db, const sdb_load_cb *cb, uint64_t *rv,
                             dra_diag *d);
 
-/* One batch: begin, then puts/deletes/events, then commit or rollback.
- * A batch does not record the counter: its event rows carry it.
+/* One batch: begin, then rows appended and deleted, then commit or rollback.
+ * A batch does not record the counter: its rows carry it.
  * Each returns DRA_OK, DRA_EIO or DRA_EUNAVAILABLE (disk full, busy)
  * with the message copied into |msg| (|cap| bytes). */
 DRA_HIDDEN dra_err sdb_begin(store_db *db, char *msg, size_t cap);
 DRA_HIDDEN dra_err sdb_resource_add(store_db *db, const char *name,
                                     int64_t *id, char *msg, size_t cap);
-DRA_HIDDEN dra_err sdb_put(store_db *db, int64_t res, const char *ns,
-                           const char *name, uint64_t rv, const char *value,
-                           size_t len, char *msg, size_t cap);
-DRA_HIDDEN dra_err sdb_del(store_db *db, int64_t res, const char *ns,
-                           const char *name, char *msg, size_t cap);
-/* |value| NULL: the event is its object's current state (see schema). */
+/* Appends the row of a write: version |rv|, |type|, the key and the
+ * state it wrote (for a delete, the last state). */
 DRA_HIDDEN dra_err sdb_event(store_db *db, uint64_t rv, int type, int64_t res,
                              const char *ns, const char *name,
                              const char *value, size_t len, char *msg,
                              size_t cap);
-/* Gives the event at |rv| its bytes, now that a later write superseded
- * the state it recorded (no-op when compacted or already filled). */
-DRA_HIDDEN dra_err sdb_event_fill(store_db *db, uint64_t rv, const char *value,
-                                  size_t len, char *msg, size_t cap);
+/* Deletes the row of version |rv| (no-op when there is none). */
+DRA_HIDDEN dra_err sdb_event_del(store_db *db, uint64_t rv, char *msg, size_t cap);
 DRA_HIDDEN dra_err sdb_commit(store_db *db, char *msg, size_t cap);
 DRA_HIDDEN void sdb_rollback(store_db *db);
 
-/* One compaction step, its own transaction: deletes the events with
- * rv <= |upto|, records each (resource id, compacted rv) pair of
- * |res|/|crv| (|n| of them) and the counter |rv| (the store's version:
- * the events deleted may have held the highest one). */
-DRA_HIDDEN dra_err sdb_compact(store_db *db, uint64_t upto, const int64_t *res,
-                               const uint64_t *crv, size_t n, uint64_t rv,
-                               char *msg, size_t cap);
+/* One compaction step (or the clean-up after a load), its own
+ * transaction: deletes the rows of the |nrv| versions |rvs|, records
+ * each (resource id, compacted rv) pair of |res|/|crv| (|n| of them)
+ * and the counter |rv| (the store's version: the rows deleted may have
+ * held the highest one). */
+DRA_HIDDEN dra_err sdb_compact(store_db *db, const uint64_t *rvs, size_t nrv,
+                               const int64_t *res, const uint64_t *crv, size_t n,
+                               uint64_t rv, char *msg, size_t cap);
 /* Gives back up to |pages| free pages to the file system when more than
  * a quarter of the file is free (incremental vacuum). */
 DRA_HIDDEN dra_err sdb_vacuum_step(store_db *db, int pages);

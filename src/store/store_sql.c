@@ -1,12 +1,20 @@
 /*
  * store_sql.c: the store's database, the only file that speaks SQLite.
- * Three tables: objects (current state, one row per key, updated in
- * place), events (the bounded watch history, one row per write) and
- * resources (name -> id and each resource's compaction point), plus a
- * one-row meta table. The resourceVersion counter is the highest version
- * stored anywhere: every write leaves an event row with its version, so
- * meta records the counter only when compaction deletes events (a batch
- * then writes one page less). Statements are prepared once; every return
+ * Format 3 is a log: one events row per write (its version, type, key
+ * and the state it wrote: for a delete, the last state), appended in
+ * version order, and resources (name -> id and each resource's
+ * compaction point), plus a one-row meta table. The rows kept are each
+ * live object's latest (its current state) and every row after its
+ * resource's compaction point (the watch history); the store deletes
+ * the others as they stop being either (store.c). So a write appends one
+ * row to the end of one b-tree, where format 2 updated an objects row in
+ * place, filled in its previous event and inserted a new one: about a
+ * third of the pages per write (docs/drad.md). A format 2 database is
+ * converted when opened.
+ *
+ * The resourceVersion counter is the highest version stored anywhere:
+ * every write leaves a row with its version, so meta records the counter
+ * only when rows are deleted. Statements are prepared once; every return
  * code is checked.
  */
 #include <stdio.h>
@@ -21,13 +29,10 @@ enum {
     Q_BEGIN,
     Q_COMMIT,
     Q_ROLLBACK,
-    Q_PUT,
-    Q_DEL,
     Q_EVENT,
-    Q_EVENT_FILL,
+    Q_EVENT_DEL,
     Q_KEEP_RV,
     Q_RES_ADD,
-    Q_COMPACT_EVENTS,
     Q_COMPACT_RES,
     Q_N
 };
@@ -37,38 +42,45 @@ static const char *const queries[Q_N] = {
     "BEGIN IMMEDIATE",
     "COMMIT",
     "ROLLBACK",
-    ("INSERT INTO objects(res, ns, name, rv, value) VALUES (?1, ?2, ?3, ?4, ?5) "
-     "ON CONFLICT(res, ns, name) DO UPDATE SET rv = excluded.rv, "
-     "value = excluded.value"),
-    "DELETE FROM objects WHERE res = ?1 AND ns = ?2 AND name = ?3",
     ("INSERT INTO events(rv, type, res, ns, name, value) "
      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
-    "UPDATE events SET value = ?2 WHERE rv = ?1 AND value IS NULL",
+    "DELETE FROM events WHERE rv = ?1",
     "UPDATE meta SET rv = max(rv, ?1)",
     "INSERT INTO resources(name, compacted_rv) VALUES (?1, 0)",
-    "DELETE FROM events WHERE rv <= ?1",
     "UPDATE resources SET compacted_rv = ?2 WHERE id = ?1",
 };
 
+#define FORMAT 3
+
+/* A new database is format 3; an older one keeps its meta row (and is
+ * converted by convert_v2). */
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS resources("
     " id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
     " compacted_rv INTEGER NOT NULL);"
-    /* A rowid table: its rows keep values up to ~4 KB on the page, where
-     * a WITHOUT ROWID row spills anything past ~1 KB to a page of its own. */
-    "CREATE TABLE IF NOT EXISTS objects("
-    " id INTEGER PRIMARY KEY, res INTEGER NOT NULL, ns TEXT NOT NULL,"
-    " name TEXT NOT NULL, rv INTEGER NOT NULL, value BLOB NOT NULL);"
-    "CREATE UNIQUE INDEX IF NOT EXISTS objects_key ON objects(res, ns, name);"
-    /* An event's value is NULL while it is its object's current state
-     * (the objects row holds those bytes); the write that supersedes it
-     * fills it in. So history costs only superseded states on disk. */
     "CREATE TABLE IF NOT EXISTS events("
     " rv INTEGER PRIMARY KEY, type INTEGER NOT NULL, res INTEGER NOT NULL,"
     " ns TEXT NOT NULL, name TEXT NOT NULL, value BLOB);"
     "CREATE TABLE IF NOT EXISTS meta(id INTEGER PRIMARY KEY CHECK (id = 1),"
     " format INTEGER NOT NULL, rv INTEGER NOT NULL);"
-    "INSERT OR IGNORE INTO meta(id, format, rv) VALUES (1, 2, 0);";
+    "INSERT OR IGNORE INTO meta(id, format, rv) VALUES (1, 3, 0);";
+
+/* Format 2 kept current states in an objects table and gave an event
+ * row bytes only once a later write superseded it: each event row gets
+ * its state, a live object whose event was compacted away gets a row of
+ * its own, and the objects table goes; in one transaction. */
+static const char convert_v2[] =
+    "BEGIN IMMEDIATE;"
+    "CREATE INDEX objects_rv ON objects(rv);"
+    "UPDATE events SET value = (SELECT o.value FROM objects o WHERE o.rv = events.rv)"
+    " WHERE value IS NULL;"
+    "DELETE FROM events WHERE value IS NULL;"
+    "INSERT INTO events(rv, type, res, ns, name, value)"
+    " SELECT rv, 0, res, ns, name, value FROM objects"
+    " WHERE rv NOT IN (SELECT rv FROM events);"
+    "DROP TABLE objects;"
+    "UPDATE meta SET format = 3;"
+    "COMMIT;";
 
 struct store_db {
     const dra_mem *mem;
@@ -140,6 +152,30 @@ static dra_err exec(store_db *db, const char *sql, dra_diag *d)
     return (rc & 0xff) == SQLITE_NOMEM ? DRA_ENOMEM : DRA_EIO;
 }
 
+static int meta_format(store_db *db)
+{
+    sqlite3_stmt *st;
+    int f = -1;
+    if (sqlite3_prepare_v2(db->h, "SELECT format FROM meta", -1, &st, NULL))
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        f = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return f;
+}
+
+/* Converts a format 2 database; leaves other formats to sdb_load to
+ * refuse. */
+static dra_err upgrade(store_db *db, dra_diag *d)
+{
+    dra_err e;
+    if (meta_format(db) != 2)
+        return DRA_OK;
+    if ((e = exec(db, convert_v2, d)))
+        (void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+    return e;
+}
+
 static dra_err configure(store_db *db, const dra_store_opts *o, dra_diag *d)
 {
     dra_err e;
@@ -161,7 +197,7 @@ static dra_err configure(store_db *db, const dra_store_opts *o, dra_diag *d)
          * mapped file instead of being copied through read(2). */
         (e = exec(db, "PRAGMA mmap_size = 1073741824", d)))
         return e;
-    if ((e = exec(db, schema, d)))
+    if ((e = exec(db, schema, d)) || (e = upgrade(db, d)))
         return e;
     if (o->max_db_bytes > 0) {
         char sql[80];
@@ -284,41 +320,31 @@ sqlfail:
     return DRA_EIO;
 }
 
-/* Rows of objects (|events| 0) or events (1), in one pass each. */
-static dra_err load_rows(store_db *db, int events, const sdb_load_cb *cb,
-                         uint64_t *maxrv, dra_diag *d)
+/* Every row, in version order. A row without a state (none is written
+ * so) or without its key is skipped. */
+static dra_err load_rows(store_db *db, const sdb_load_cb *cb, uint64_t *maxrv, dra_diag *d)
 {
-    static const char q_obj[] = "SELECT res, ns, name, rv, value FROM objects";
-    static const char q_ev[] =
-        "SELECT res, ns, name, rv, value, type FROM events ORDER BY rv";
+    static const char q[] = "SELECT res, ns, name, rv, value, type FROM events ORDER BY rv";
     sqlite3_stmt *st;
     int rc;
     dra_err e = DRA_OK;
-    if (sqlite3_prepare_v2(db->h, events ? q_ev : q_obj, -1, &st, NULL)) {
+    if (sqlite3_prepare_v2(db->h, q, -1, &st, NULL)) {
         dra_diag_add(d, "", 0, 0, "%s", sqlite3_errmsg(db->h));
         return DRA_EIO;
     }
     while (!e && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t res = sqlite3_column_int64(st, 0);
         uint64_t rv = (uint64_t)sqlite3_column_int64(st, 3);
-        /* An event with no value is its object's current state, found by
-         * rv: its key is not read. (A zero-length blob reads as NULL.) */
-        int novalue = events && sqlite3_column_type(st, 4) == SQLITE_NULL;
-        const char *ns = novalue ? NULL : (const char *)sqlite3_column_text(st, 1);
-        const char *name = novalue ? NULL : (const char *)sqlite3_column_text(st, 2);
-        const char *v = novalue ? NULL : sqlite3_column_blob(st, 4);
-        size_t len = novalue ? 0 : (size_t)sqlite3_column_bytes(st, 4);
-        if (!novalue && (!ns || !name))
-            continue;
-        if (!v && !novalue)
-            v = "";
+        const char *ns = (const char *)sqlite3_column_text(st, 1);
+        const char *name = (const char *)sqlite3_column_text(st, 2);
+        /* A zero-length blob reads as NULL: an empty state. */
+        const char *v = sqlite3_column_blob(st, 4);
+        size_t len = (size_t)sqlite3_column_bytes(st, 4);
         if (rv > *maxrv)
             *maxrv = rv;
-        if (events)
-            e = cb->event(cb->ud, rv, sqlite3_column_int(st, 5), res, ns, name,
-                          v, len);
-        else
-            e = cb->object(cb->ud, res, ns, name, rv, v, len);
+        if (!ns || !name)
+            continue;
+        e = cb->event(cb->ud, rv, sqlite3_column_int(st, 5), sqlite3_column_int64(st, 0), ns,
+                      name, v ? v : "", len);
     }
     if (!e && rc != SQLITE_DONE) {
         dra_diag_add(d, "", 0, 0, "%s", sqlite3_errmsg(db->h));
@@ -337,15 +363,14 @@ dra_err sdb_load(store_db *db, const sdb_load_cb *cb, uint64_t *rv, dra_diag *d)
         dra_diag_add(d, "", 0, 0, "%s", sqlite3_errmsg(db->h));
         return DRA_EIO;
     }
-    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 2) {
-        dra_diag_add(d, "", 0, 0, "not a dra store (format 2)");
+    if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != FORMAT) {
+        dra_diag_add(d, "", 0, 0, "not a dra store (format %d)", FORMAT);
         sqlite3_finalize(st);
         return DRA_EIO;
     }
     maxrv = (uint64_t)sqlite3_column_int64(st, 1);
     sqlite3_finalize(st);
-    if ((e = load_resources(db, cb, d)) || (e = load_rows(db, 0, cb, &maxrv, d)) ||
-        (e = load_rows(db, 1, cb, &maxrv, d)))
+    if ((e = load_resources(db, cb, d)) || (e = load_rows(db, cb, &maxrv, d)))
         return e;
     *rv = maxrv;
     return DRA_OK;
@@ -380,37 +405,6 @@ dra_err sdb_resource_add(store_db *db, const char *name, int64_t *id,
     return DRA_OK;
 }
 
-dra_err sdb_put(store_db *db, int64_t res, const char *ns, const char *name,
-                uint64_t rv, const char *value, size_t len, char *msg,
-                size_t cap)
-{
-    sqlite3_stmt *st = db->q[Q_PUT];
-    int rc = sqlite3_bind_int64(st, 1, res);
-    if (rc == SQLITE_OK)
-        rc = bind_text(st, 2, ns);
-    if (rc == SQLITE_OK)
-        rc = bind_text(st, 3, name);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_bind_int64(st, 4, (sqlite3_int64)rv);
-    if (rc == SQLITE_OK)
-        rc = bind_blob(st, 5, value, len);
-    dra_err e = bound(db, Q_PUT, rc, msg, cap);
-    return e ? e : step(db, Q_PUT, msg, cap);
-}
-
-dra_err sdb_del(store_db *db, int64_t res, const char *ns, const char *name,
-                char *msg, size_t cap)
-{
-    sqlite3_stmt *st = db->q[Q_DEL];
-    int rc = sqlite3_bind_int64(st, 1, res);
-    if (rc == SQLITE_OK)
-        rc = bind_text(st, 2, ns);
-    if (rc == SQLITE_OK)
-        rc = bind_text(st, 3, name);
-    dra_err e = bound(db, Q_DEL, rc, msg, cap);
-    return e ? e : step(db, Q_DEL, msg, cap);
-}
-
 dra_err sdb_event(store_db *db, uint64_t rv, int type, int64_t res,
                   const char *ns, const char *name, const char *value,
                   size_t len, char *msg, size_t cap)
@@ -426,44 +420,32 @@ dra_err sdb_event(store_db *db, uint64_t rv, int type, int64_t res,
     if (rc == SQLITE_OK)
         rc = bind_text(st, 5, name);
     if (rc == SQLITE_OK)
-        rc = value ? bind_blob(st, 6, value, len) : sqlite3_bind_null(st, 6);
+        rc = bind_blob(st, 6, value, len);
     dra_err e = bound(db, Q_EVENT, rc, msg, cap);
     return e ? e : step(db, Q_EVENT, msg, cap);
 }
 
-dra_err sdb_event_fill(store_db *db, uint64_t rv, const char *value, size_t len,
-                       char *msg, size_t cap)
+dra_err sdb_event_del(store_db *db, uint64_t rv, char *msg, size_t cap)
 {
-    sqlite3_stmt *st = db->q[Q_EVENT_FILL];
-    int rc = sqlite3_bind_int64(st, 1, (sqlite3_int64)rv);
-    if (rc == SQLITE_OK)
-        rc = bind_blob(st, 2, value, len);
-    dra_err e = bound(db, Q_EVENT_FILL, rc, msg, cap);
-    return e ? e : step(db, Q_EVENT_FILL, msg, cap);
+    dra_err e = bound(db, Q_EVENT_DEL,
+                      sqlite3_bind_int64(db->q[Q_EVENT_DEL], 1, (sqlite3_int64)rv), msg, cap);
+    return e ? e : step(db, Q_EVENT_DEL, msg, cap);
 }
 
-dra_err sdb_compact(store_db *db, uint64_t upto, const int64_t *res,
-                    const uint64_t *crv, size_t n, uint64_t rv, char *msg,
-                    size_t cap)
+dra_err sdb_compact(store_db *db, const uint64_t *rvs, size_t nrv, const int64_t *res,
+                    const uint64_t *crv, size_t n, uint64_t rv, char *msg, size_t cap)
 {
     dra_err e;
     if ((e = sdb_begin(db, msg, cap)))
         return e;
-    /* The events about to go may hold the highest version stored. */
+    /* The rows about to go may hold the highest version stored. */
     e = bound(db, Q_KEEP_RV,
               sqlite3_bind_int64(db->q[Q_KEEP_RV], 1, (sqlite3_int64)rv), msg,
               cap);
     if (!e)
         e = step(db, Q_KEEP_RV, msg, cap);
-    if (e) {
-        sdb_rollback(db);
-        return e;
-    }
-    e = bound(db, Q_COMPACT_EVENTS,
-              sqlite3_bind_int64(db->q[Q_COMPACT_EVENTS], 1, (sqlite3_int64)upto),
-              msg, cap);
-    if (!e)
-        e = step(db, Q_COMPACT_EVENTS, msg, cap);
+    for (size_t i = 0; i < nrv && !e; i++)
+        e = sdb_event_del(db, rvs[i], msg, cap);
     for (size_t i = 0; i < n && !e; i++) {
         sqlite3_stmt *st = db->q[Q_COMPACT_RES];
         int rc = sqlite3_bind_int64(st, 1, res[i]);
