@@ -83,7 +83,9 @@ static void on_store(void *ud)
 static void put_event(api_stream *s, dra_buf *out, const char *type,
                       const dra_store_obj *o)
 {
-    dra_buf_printf(out, "{\"type\":\"%s\",\"object\":", type);
+    dra_buf_puts(out, "{\"type\":\"");
+    dra_buf_puts(out, type);
+    dra_buf_puts(out, "\",\"object\":");
     if (s->conv[0] && !s->table) {
         dra_doc *d, *c;
         dra_kstatus st;

@@ -66,15 +66,26 @@ dra_err dra_buf_putc(dra_buf *b, char c)
 dra_err dra_buf_vprintf(dra_buf *b, const char *fmt, va_list ap)
 {
     va_list ap2;
+    size_t room = b->p && b->cap > b->len ? b->cap - b->len : 0;
     int n;
+    /* Formatted once into the room there is, which usually suffices;
+     * only a longer result is measured by that pass and formatted again. */
     va_copy(ap2, ap);
-    n = vsnprintf(NULL, 0, fmt, ap2);
+    n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap2);
     va_end(ap2);
-    if (n < 0)
+    if (n < 0) {
+        if (b->p)
+            b->p[b->len] = '\0';
         return DRA_EINVAL;
-    if (reserve(b, (size_t)n) != DRA_OK)
-        return DRA_ENOMEM;
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    }
+    if ((size_t)n >= room) {
+        if (reserve(b, (size_t)n) != DRA_OK) {
+            if (b->p)
+                b->p[b->len] = '\0';
+            return DRA_ENOMEM;
+        }
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    }
     b->len += (size_t)n;
     return DRA_OK;
 }

@@ -49,12 +49,20 @@ void dra_path_field(dra_path *p, const char *name)
     append(p, name, strlen(name));
 }
 
+/* Decoding and validation index every list element they walk, so this
+ * is on every write's path: digits by hand, not snprintf (measured: a
+ * few percent of a write's CPU). */
 void dra_path_index(dra_path *p, size_t i)
 {
     char tmp[32];
-    int n = snprintf(tmp, sizeof tmp, "[%zu]", i);
+    size_t n = sizeof tmp;
+    tmp[--n] = ']';
+    do
+        tmp[--n] = (char)('0' + i % 10);
+    while ((i /= 10) != 0);
+    tmp[--n] = '[';
     push_mark(p);
-    append(p, tmp, (size_t)n);
+    append(p, tmp + n, sizeof tmp - n);
 }
 
 void dra_path_key(dra_path *p, const char *key)

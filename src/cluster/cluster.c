@@ -235,17 +235,29 @@ dra_err dra_cluster_path(dra_buf *out, const dra_gvr *r, const char *ns,
     size_t mark = out->len;
     if (!r || !r->version || !r->resource)
         return DRA_EINVAL;
-    if (!r->group || !r->group[0])
-        dra_buf_printf(out, "/api/%s", r->version);
-    else
-        dra_buf_printf(out, "/apis/%s/%s", r->group, r->version);
-    if (ns && ns[0])
-        dra_buf_printf(out, "/namespaces/%s", ns);
-    dra_buf_printf(out, "/%s", r->resource);
-    if (name && name[0])
-        dra_buf_printf(out, "/%s", name);
-    if (name && name[0] && sub && sub[0])
-        dra_buf_printf(out, "/%s", sub);
+    /* Every request builds one: appends, not printf. */
+    if (!r->group || !r->group[0]) {
+        dra_buf_puts(out, "/api/");
+    } else {
+        dra_buf_puts(out, "/apis/");
+        dra_buf_puts(out, r->group);
+        dra_buf_putc(out, '/');
+    }
+    dra_buf_puts(out, r->version);
+    if (ns && ns[0]) {
+        dra_buf_puts(out, "/namespaces/");
+        dra_buf_puts(out, ns);
+    }
+    dra_buf_putc(out, '/');
+    dra_buf_puts(out, r->resource);
+    if (name && name[0]) {
+        dra_buf_putc(out, '/');
+        dra_buf_puts(out, name);
+    }
+    if (name && name[0] && sub && sub[0]) {
+        dra_buf_putc(out, '/');
+        dra_buf_puts(out, sub);
+    }
     if (out->oom) {
         out->oom = 0;
         out->len = mark;

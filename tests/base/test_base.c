@@ -2,6 +2,8 @@
  * failmalloc loop proving each structure survives every allocation failing. */
 #include "dra_test.h"
 
+#include <stdint.h>
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -42,6 +44,24 @@ static void test_buf(void **state)
         dra_buf_printf(&b, "%d,", i);
     assert_false(b.oom);
     assert_memory_equal(b.p, "0,1,2,", 6);
+    /* Results that fit the room left, that just do not, and far longer
+     * ones: each appended whole and terminated. */
+    {
+        char big[3000];
+        size_t before;
+        memset(big, 'z', sizeof big - 1);
+        big[sizeof big - 1] = '\0';
+        for (int k = 0; k < 200; k++) {
+            before = b.len;
+            dra_buf_printf(&b, "<%.*s>", k * 13 % 2999, big);
+            assert_int_equal(b.len, before + 2 + (size_t)(k * 13 % 2999));
+            assert_int_equal(b.p[b.len], '\0');
+            assert_int_equal(b.p[before], '<');
+            assert_int_equal(b.p[b.len - 1], '>');
+        }
+        assert_false(b.oom);
+        assert_memory_equal(b.p, "0,1,2,", 6);
+    }
     dra_buf_reset(&b);
     dra_buf_puts(&b, "x");
     dra_buf_putc(&b, 'y');
@@ -112,6 +132,16 @@ static void test_path(void **state)
     for (int i = 0; i < 500; i++)
         dra_path_pop(&p);
     assert_string_equal(dra_path_str(&p), "spec.devices.requests[gpu.nvidia.com/uuid]");
+    dra_path_pop(&p);
+    dra_path_index(&p, 1234567);
+    assert_string_equal(dra_path_str(&p), "spec.devices.requests[1234567]");
+    dra_path_pop(&p);
+    dra_path_index(&p, SIZE_MAX);
+    {
+        char want[64];
+        snprintf(want, sizeof want, "spec.devices.requests[%zu]", (size_t)SIZE_MAX);
+        assert_string_equal(dra_path_str(&p), want);
+    }
 }
 
 static void test_diag(void **state)
