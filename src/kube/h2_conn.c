@@ -30,6 +30,7 @@ struct h2_conn {
     gnutls_session_t tls;
     nghttp2_session *ng;
     int goaway, dead;
+    int32_t goaway_last; /* GOAWAY's last-stream-id */
     h2_call *calls;      /* submitted, not closed */
     const uint8_t *out;  /* nghttp2's bytes TLS has not taken yet */
     size_t outlen;
@@ -80,7 +81,9 @@ static void queue_front(h2_t *h, h2_call *k)
 }
 
 /* A stream the server did not process (GOAWAY's last-stream-id, or
- * REFUSED_STREAM): sent again once, on a fresh connection. */
+ * REFUSED_STREAM): sent again once, on a fresh connection. The I/O
+ * thread is woken: called from the sending side (on_not_send) or a
+ * teardown, it would otherwise poll up to a second before dialing. */
 static int requeue(h2_t *h, h2_call *k)
 {
     if (k->retried || k->headers_done || k->abandoned || k->done)
@@ -92,6 +95,7 @@ static int requeue(h2_t *h, h2_call *k)
     k->status = 0;
     dra_buf_reset(&k->data);
     queue_front(h, k);
+    h2_wake(h);
     return 1;
 }
 
@@ -128,6 +132,7 @@ static int on_frame_recv(nghttp2_session *s, const nghttp2_frame *f, void *ud)
         }
     } else if (f->hd.type == NGHTTP2_GOAWAY) {
         c->goaway = 1;
+        c->goaway_last = f->goaway.last_stream_id;
         snprintf(c->why, sizeof c->why, "server sent GOAWAY (%s)",
                  nghttp2_http2_strerror(f->goaway.error_code));
     }
@@ -474,6 +479,12 @@ static void conn_teardown(h2_t *h, h2_conn *c)
         conn_unlink(k);
         if (k->id > 0)
             nghttp2_session_set_stream_user_data(c->ng, k->id, NULL);
+        /* Above GOAWAY's last-stream-id and still here: nghttp2 held its
+         * HEADERS back (the server's stream limit) and the connection
+         * ended before it said so through on_not_send. The server never
+         * saw it, so it goes to a new connection like any refused call. */
+        if (c->goaway && k->id > c->goaway_last && requeue(h, k))
+            continue;
         k->cut = 1;
         if (!k->done) {
             if (k->kind == H2_REQ || !k->headers_done)
