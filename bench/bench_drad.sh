@@ -136,7 +136,9 @@ fi
 # second of creates at a time.
 stop
 rm -rf "$dir/data"
+old_token=$token
 start
+sed -i "s/$old_token/$token/" "$dir/create.lua" # a new directory, a new token
 n=0
 total=1
 while [ "$total" -lt 100000 ]; do
