@@ -595,6 +595,7 @@ static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
     load_slot *b = &p->slot[p->head % LOAD_SLOTS];
     size_t need = row->len + 1 + nsl + 1 + nl + 1;
     load_item *it;
+    char *d;
     if (b->cap - b->used < need) {
         size_t cap = b->cap ? b->cap : LOAD_BATCH_BYTES;
         char *nb;
@@ -608,14 +609,12 @@ static dra_err pipe_put(load_pipe *p, const dra_mem *mem, const load_item *row,
     it = &b->item[b->n++];
     *it = *row;
     it->at = b->used;
-    {
-        char *d = b->buf + b->used;
-        memcpy(d, value, row->len);
-        d[row->len] = '\0';
-        memcpy(d + row->len + 1, ns, nsl + 1);
-        memcpy(d + row->len + 1 + nsl + 1, name, nl + 1);
-        b->used += need;
-    }
+    d = b->buf + b->used;
+    memcpy(d, value, row->len);
+    d[row->len] = '\0';
+    memcpy(d + row->len + 1, ns, nsl + 1);
+    memcpy(d + row->len + 1 + nsl + 1, name, nl + 1);
+    b->used += need;
     return b->n == LOAD_BATCH || b->used >= LOAD_BATCH_BYTES ? pipe_publish(p, 0) : DRA_OK;
 }
 
@@ -640,24 +639,22 @@ static dra_err apply_event(loader *l, sres *r, uint64_t rv, int type, const char
         else if (garbage_add(l, prv))
             return DRA_ENOMEM;
     }
+    /* A deletion from before the point is no history either. */
+    if (type == DRA_STORE_DELETED && rv <= r->compacted_rv)
+        return garbage_add(l, rv) ? DRA_ENOMEM : index_set(l->s, r, key, kl, NULL);
     if (!(ev.obj = sval_new(l->s->mem, value, len, DRA_STORE_NO_RV, rv, ns, name)))
         return DRA_ENOMEM;
     if (rv > r->compacted_rv) {
         if (type != DRA_STORE_ADDED && e)
             ev.prev = sval_ref(e->cur);
-        if (ring_push(l->s, r, &ev)) {
+        if (ring_push(l->s, r, &ev)) { /* on success the ring owns both */
             sval_unref(ev.obj);
             sval_unref(ev.prev);
             return DRA_ENOMEM;
         }
-        ev.obj = sval_ref(ev.obj); /* the ring keeps the one above */
-    } else if (type == DRA_STORE_DELETED && garbage_add(l, rv)) {
-        sval_unref(ev.obj);
-        return DRA_ENOMEM;
-    }
-    if (type == DRA_STORE_DELETED) {
-        sval_unref(ev.obj);
-        return index_set(l->s, r, key, kl, NULL);
+        if (type == DRA_STORE_DELETED)
+            return index_set(l->s, r, key, kl, NULL);
+        sval_ref(ev.obj); /* the index's reference */
     }
     if (index_set(l->s, r, key, kl, ev.obj)) {
         sval_unref(ev.obj);
