@@ -137,16 +137,16 @@ static int pass(api_stream *s, dra_store_obj *o)
     return api_filter_obj(s->res, &s->f, o, &s->scratch);
 }
 
-/* Returns 1 when it stopped with objects left (the caller notifies). */
+/* The initial objects, up to BYTES_PER_READ as read_changes: 1 when it
+ * stopped there with objects left (the caller notifies). Stopping after
+ * a count of events instead cost a notify and a wake-up per 128 objects
+ * of a large list. */
 static int read_initial(api_stream *s, dra_buf *out)
 {
-    size_t sent = 0;
-    while (s->pos < s->initial.n && sent < EVENTS_PER_READ) {
+    while (s->pos < s->initial.n && out->len < BYTES_PER_READ && !out->oom) {
         dra_store_obj *o = s->initial.items[s->pos++].obj;
-        if (!pass(s, o))
-            continue;
-        put_event(s, out, "ADDED", o);
-        sent++;
+        if (pass(s, o))
+            put_event(s, out, "ADDED", o);
     }
     if (s->pos < s->initial.n)
         return 1;

@@ -1,6 +1,7 @@
 /* A watch that starts behind a backlog larger than one read of the
- * server's watch stream (256 KiB, 128 events): every event still
- * arrives, in order, with no further commit to wake the stream; and a
+ * server's watch stream (256 KiB): every event still arrives, in order,
+ * with no further commit to wake the stream, from a version and as the
+ * initial events of a watch from none; and a
  * label-selected watch over the same backlog, which skips all but the
  * last object, gets that one. Shared by the transports' tests (HTTP/1.1,
  * HTTP/2, in process). */
@@ -75,6 +76,21 @@ static void watch_backlog(dra_cluster *c, const char *ns)
     }
     assert_int_equal(dra_watch_next(w, 200, &a, &ev), DRA_ETIMEOUT);
     dra_watch_close(w);
+    /* From no version: the same objects as synthetic ADDED events, in
+     * name order, also more than one read. */
+    o.resource_version = NULL;
+    backlog_must(dra_cluster_watch(c, &claims, ns, &o, &w, &st), &st, "watch from now");
+    for (int i = 0; i < BACKLOG_N; i++) {
+        snprintf(want, sizeof want, "bl-%03d", i);
+        if (backlog_next(w, &a, &ev) != DRA_OK)
+            fail_msg("the initial events stopped after %d of %d", i, BACKLOG_N);
+        assert_int_equal(ev.type, DRA_WATCH_ADDED);
+        assert_string_equal(dra_obj_name(ev.object), want);
+        dra_arena_reset(&a);
+    }
+    assert_int_equal(dra_watch_next(w, 200, &a, &ev), DRA_ETIMEOUT);
+    dra_watch_close(w);
+    o.resource_version = rvbuf;
     /* A selector that skips 699 objects of the backlog. */
     o.label_selector = "last=yes";
     backlog_must(dra_cluster_watch(c, &claims, ns, &o, &w, &st), &st, "selected watch");
