@@ -152,16 +152,20 @@ static dra_err exec(store_db *db, const char *sql, dra_diag *d)
     return (rc & 0xff) == SQLITE_NOMEM ? DRA_ENOMEM : DRA_EIO;
 }
 
-static int meta_format(store_db *db)
+static int64_t pragma_int(store_db *db, const char *sql, int *ok)
 {
     sqlite3_stmt *st;
-    int f = -1;
-    if (sqlite3_prepare_v2(db->h, "SELECT format FROM meta", -1, &st, NULL))
-        return -1;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
+        *ok = 0;
+        return 0;
+    }
     if (sqlite3_step(st) == SQLITE_ROW)
-        f = sqlite3_column_int(st, 0);
+        v = sqlite3_column_int64(st, 0);
+    else
+        *ok = 0;
     sqlite3_finalize(st);
-    return f;
+    return v;
 }
 
 /* Converts a format 2 database; leaves other formats to sdb_load to
@@ -169,7 +173,8 @@ static int meta_format(store_db *db)
 static dra_err upgrade(store_db *db, dra_diag *d)
 {
     dra_err e;
-    if (meta_format(db) != 2)
+    int ok = 1;
+    if (pragma_int(db, "SELECT format FROM meta", &ok) != 2 || !ok)
         return DRA_OK;
     if ((e = exec(db, convert_v2, d)))
         (void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -462,21 +467,6 @@ dra_err sdb_compact(store_db *db, const uint64_t *rvs, size_t nrv, const int64_t
     return e;
 }
 
-static int64_t pragma_int(store_db *db, const char *sql, int *ok)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK) {
-        *ok = 0;
-        return 0;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    else
-        *ok = 0;
-    sqlite3_finalize(st);
-    return v;
-}
 
 dra_err sdb_vacuum_step(store_db *db, int pages)
 {
