@@ -118,6 +118,7 @@ typedef struct dra_store_list {
     dra_store_item *items;
     size_t n;
     uint64_t rv; /* the store's resourceVersion when the snapshot was taken */
+    size_t remaining; /* objects of the range after those returned (a limit cut) */
     void *priv;  /* owned by the store functions */
 } dra_store_page;
 

@@ -237,11 +237,12 @@ DRA_HIDDEN int api_filter_obj(const api_resource *res, const api_filter *f,
                               dra_store_obj *o, dra_arena *scratch);
 
 /* The objects a list (or a watch's initial events) starts from, after
- * (|after_ns|, |after_name|) when given: the collection, or the one
- * object a metadata.name field selector names. DRA_OK; DRA_ENOMEM. */
+ * (|after_ns|, |after_name|) when given: the collection (at most |limit|
+ * of it, 0: all, with pg->remaining), or the one object a metadata.name
+ * field selector names. DRA_OK; DRA_ENOMEM. */
 DRA_HIDDEN dra_err api_snapshot(api_req *r, const api_filter *f,
                                 const char *after_ns, const char *after_name,
-                                dra_store_page *pg);
+                                size_t limit, dra_store_page *pg);
 
 /* ---- verbs (crud.c) -------------------------------------------------------------- */
 

@@ -303,8 +303,10 @@ int api_filter_obj(const api_resource *res, const api_filter *f,
     return d && api_filter_match(res, f, d);
 }
 
+/* |remaining| < 0: unknown (a selector), so omitted as kube-apiserver
+ * does. */
 static dra_err list_head(api_req *r, dra_buf *b, uint64_t rv, const char *cont,
-                         size_t remaining)
+                         long long remaining)
 {
     const char *gv = api_out_gv(r);
     if (!gv)
@@ -313,8 +315,9 @@ static dra_err list_head(api_req *r, dra_buf *b, uint64_t rv, const char *cont,
                       "{\"resourceVersion\":\"%llu\"", r->res->kind, gv,
                    (unsigned long long)rv);
     if (cont)
-        dra_buf_printf(b, ",\"continue\":\"%s\",\"remainingItemCount\":%zu",
-                       cont, remaining);
+        dra_buf_printf(b, ",\"continue\":\"%s\"", cont);
+    if (cont && remaining >= 0)
+        dra_buf_printf(b, ",\"remainingItemCount\":%lld", remaining);
     return dra_buf_puts(b, "},\"items\":[");
 }
 
@@ -337,7 +340,7 @@ static dra_err put_item(api_req *r, dra_buf *b, const dra_store_obj *o,
 }
 
 dra_err api_snapshot(api_req *r, const api_filter *f, const char *after_ns,
-                     const char *after_name, dra_store_page *pg)
+                     const char *after_name, size_t limit, dra_store_page *pg)
 {
     const char *name = f->fields ? api_sel_field_exact(f->fields, "metadata.name") : NULL;
     /* kubectl's by-name watches and delete waits select metadata.name:
@@ -345,7 +348,7 @@ dra_err api_snapshot(api_req *r, const api_filter *f, const char *after_ns,
     if (name && !after_ns && (!r->res->namespaced || !r->all_ns))
         return dra_store_list_one(r->srv->store, r->skey, r->ns, name, pg);
     return dra_store_list(r->srv->store, r->skey, r->all_ns ? NULL : r->ns, after_ns,
-                          after_name, 0, pg, NULL);
+                          after_name, limit, pg, NULL);
 }
 
 dra_err api_list(api_req *r)
@@ -367,7 +370,10 @@ dra_err api_list(api_req *r)
     }
     if (cont && *cont && (e = continue_key(r, cont, &ans, &aname)))
         return e == DRA_EINVAL ? DRA_OK : e;
-    if ((e = api_snapshot(r, &f, ans, aname, &pg)))
+    /* Without a selector the store cuts the page and counts the rest;
+     * with one, the page ends at the limit-th match and only whether
+     * another follows is known (kube-apiserver then omits the count). */
+    if ((e = api_snapshot(r, &f, ans, aname, f.active ? 0 : limit, &pg)))
         return e;
     sel = dra_arena_array(&r->a, pg.n ? pg.n : 1, sizeof *sel);
     if (!sel) {
@@ -383,8 +389,10 @@ dra_err api_list(api_req *r)
         sel[taken++] = pg.items[i].obj;
         last = i;
     }
-    for (size_t j = i; j < pg.n; j++)
-        remaining += (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
+    for (size_t j = i; j < pg.n && !remaining; j++)
+        remaining = (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
+    if (!f.active)
+        remaining = pg.n - i + pg.remaining;
     if (remaining && !(tok = continue_token(r, pg.rv, pg.items[last].ns,
                                             pg.items[last].name)))
         e = DRA_ENOMEM;
@@ -395,7 +403,7 @@ dra_err api_list(api_req *r)
         snprintf(r->out->content_type, sizeof r->out->content_type,
                  "application/json");
         dra_buf_reset(b);
-        e = list_head(r, b, pg.rv, tok, remaining);
+        e = list_head(r, b, pg.rv, tok, f.active ? -1 : (long long)remaining);
         for (size_t k = 0; k < taken && !e; k++) {
             if (k)
                 dra_buf_putc(b, ',');

@@ -397,7 +397,7 @@ dra_err api_watch(api_req *r)
         return e == DRA_EINVAL ? DRA_OK : e;
     }
     if (initial) {
-        e = api_snapshot(r, &s->f, NULL, NULL, &s->initial);
+        e = api_snapshot(r, &s->f, NULL, NULL, 0, &s->initial);
         s->initial_pending = 1;
         s->end_bookmark = sie && initial && s->bookmarks;
         if (!e)

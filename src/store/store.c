@@ -34,6 +34,7 @@ typedef struct sval {
 
 typedef struct sentry {
     sval *cur;
+    int dead; /* removed from objs, still named by sorted (see sres) */
     size_t keylen;
     char key[]; /* "ns/name" */
 } sentry;
@@ -49,14 +50,21 @@ typedef struct sres {
     char *name;
     int64_t id; /* 0 until the database knows it */
     dra_map objs; /* key -> sentry */
-    /* The entries sorted by (namespace, name), for lists: rebuilt by the
-     * first list after an object came or went (an update keeps the
-     * order), so paged lists and lists of one namespace read a slice
-     * of it. Changed under the write lock (sdirty) or under the read
-     * lock and slock (the rebuild). */
+    /* The entries sorted by (namespace, name), for lists, so paged
+     * lists and lists of one namespace read a slice of it. An update
+     * keeps the order; objects that came since the last list wait in
+     * |added|, and those that went stay in |sorted| marked dead (their
+     * entries in |gone|, freed then), so the first list after writes
+     * merges (sorting only what came) instead of sorting everything.
+     * sdirty: rebuild from objs (at start, or when the pending work
+     * outgrew a rebuild). Changed under the write lock, or under the
+     * read lock and slock (the refresh). */
     pthread_mutex_t slock;
     sentry **sorted;
     size_t nsorted, scap;
+    sentry **spare; /* the merge's output, then the old array */
+    sentry **added, **gone;
+    size_t spcap, nadded, cadded, ngone, cgone;
     int sdirty;
     sevent *ring; /* circular history, oldest at head */
     size_t cap, head, n;
@@ -234,6 +242,63 @@ static sres *res_find(dra_store *s, const char *name)
     return dra_map_get(&s->resmap, name, strlen(name));
 }
 
+/* Frees the entries that went since the last refresh and forgets
+ * those that came (they are in objs). */
+static void sorted_drop_pending(dra_store *s, sres *r)
+{
+    for (size_t i = 0; i < r->ngone; i++) {
+        sval_unref(r->gone[i]->cur);
+        dra_free(s->mem, r->gone[i]);
+    }
+    r->ngone = 0;
+    r->nadded = 0;
+}
+
+/* Marks the sorted index for a rebuild from objs (write lock held). */
+static void sorted_invalidate(dra_store *s, sres *r)
+{
+    sorted_drop_pending(s, r);
+    r->sdirty = 1;
+}
+
+/* Pending work past this (and past the sorted entries) costs more to
+ * merge than a rebuild. */
+#define SORTED_PENDING_MIN 1024
+
+static int sorted_pending_full(const sres *r, size_t n)
+{
+    return n >= SORTED_PENDING_MIN && n >= r->nsorted;
+}
+
+/* |e| came into objs (write lock held). */
+static void sorted_note_added(dra_store *s, sres *r, sentry *e)
+{
+    if (r->sdirty)
+        return;
+    if (sorted_pending_full(r, r->nadded) ||
+        dra_grow(s->mem, (void **)&r->added, &r->cadded, r->nadded + 1, sizeof *r->added)) {
+        sorted_invalidate(s, r);
+        return;
+    }
+    r->added[r->nadded++] = e;
+}
+
+/* |e| left objs (write lock held): freed now, or once no sorted array
+ * names it. */
+static void sorted_note_gone(dra_store *s, sres *r, sentry *e)
+{
+    if (!r->sdirty && !sorted_pending_full(r, r->ngone) &&
+        !dra_grow(s->mem, (void **)&r->gone, &r->cgone, r->ngone + 1, sizeof *r->gone)) {
+        e->dead = 1;
+        r->gone[r->ngone++] = e;
+        return;
+    }
+    sval_unref(e->cur);
+    dra_free(s->mem, e);
+    if (!r->sdirty)
+        sorted_invalidate(s, r);
+}
+
 static void res_free(dra_store *s, sres *r)
 {
     if (!r)
@@ -246,7 +311,11 @@ static void res_free(dra_store *s, sres *r)
         }
     }
     dra_map_fini(&r->objs);
+    sorted_drop_pending(s, r);
     dra_free(s->mem, r->sorted);
+    dra_free(s->mem, r->spare);
+    dra_free(s->mem, r->added);
+    dra_free(s->mem, r->gone);
     pthread_mutex_destroy(&r->slock);
     for (size_t i = 0; i < r->n; i++) {
         sevent *ev = &r->ring[(r->head + i) % r->cap];
@@ -346,13 +415,14 @@ static dra_err index_add(dra_store *s, sres *r, const char *key, size_t keylen,
     memcpy(e->key, key, keylen + 1);
     e->keylen = keylen;
     e->cur = v;
+    e->dead = 0;
     if (dra_map_put(&r->objs, e->key, keylen, e)) {
         dra_free(s->mem, e);
         return DRA_ENOMEM;
     }
     s->nobjects++;
     s->live_bytes += v->pub.len;
-    r->sdirty = 1;
+    sorted_note_added(s, r, e);
     if (out)
         *out = e;
     return DRA_OK;
@@ -369,9 +439,7 @@ static dra_err index_set(dra_store *s, sres *r, const char *key, size_t keylen,
             s->nobjects--;
             s->live_bytes -= e->cur->pub.len;
             dra_map_del(&r->objs, key, keylen);
-            sval_unref(e->cur);
-            dra_free(s->mem, e);
-            r->sdirty = 1;
+            sorted_note_gone(s, r, e);
         }
         return DRA_OK;
     }
@@ -837,12 +905,27 @@ static int entry_cmp(const void *x, const void *y)
     return key_cmp(a->cur->ns, a->cur->name, b->cur->ns, b->cur->name);
 }
 
-/* Makes r->sorted current (read lock and r->slock held). */
-static dra_err sorted_fresh(dra_store *s, sres *r)
+/* Index of the first sorted entry after (|ns|, |name|) (|strict|) or
+ * at or after it. */
+static size_t sorted_bound(const sres *r, const char *ns, const char *name, int strict)
+{
+    size_t lo = 0, hi = r->nsorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const sval *v = r->sorted[mid]->cur;
+        int c = key_cmp(v->ns, v->name, ns, name);
+        if (c < 0 || (strict && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Rebuilds r->sorted from objs (read lock and r->slock held). */
+static dra_err sorted_rebuild(dra_store *s, sres *r)
 {
     size_t k = 0;
-    if (!r->sdirty)
-        return DRA_OK;
     if (r->scap < r->objs.live) {
         size_t nc = r->objs.live + r->objs.live / 4 + 16;
         sentry **nv = dra_realloc(s->mem, r->sorted, nc * sizeof *nv);
@@ -861,16 +944,102 @@ static dra_err sorted_fresh(dra_store *s, sres *r)
     return DRA_OK;
 }
 
-/* Index of the first sorted entry after (|ns|, |name|) (|strict|) or
- * at or after it. */
-static size_t sorted_bound(const sres *r, const char *ns, const char *name, int strict)
+static int pos_cmp(const void *x, const void *y)
 {
-    size_t lo = 0, hi = r->nsorted;
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Folds the pending changes into r->sorted without reading the entries
+ * that stay (on a large collection those reads are cache misses): what
+ * came is sorted and placed, what went is found, by binary search, and
+ * the array is copied in blocks into r->spare, which then takes its
+ * place (read lock and r->slock held). */
+static dra_err sorted_merge(dra_store *s, sres *r)
+{
+    size_t na = 0, nd = 0, n = r->nsorted, i, at = 0, out = 0, ia = 0, id = 0;
+    size_t *apos, *dpos;
+    for (i = 0; i < r->nadded; i++)
+        if (!r->added[i]->dead)
+            r->added[na++] = r->added[i];
+    r->nadded = na;
+    if (r->spcap < n + na) {
+        size_t nc = n + na + (n + na) / 4 + 16;
+        sentry **nv = dra_realloc(s->mem, r->spare, nc * sizeof *nv);
+        if (!nv)
+            return DRA_ENOMEM;
+        r->spare = nv;
+        r->spcap = nc;
+    }
+    if (!(apos = dra_malloc(s->mem, (na + r->ngone + 1) * sizeof *apos)))
+        return DRA_ENOMEM;
+    dpos = apos + na;
+    if (na > 1)
+        qsort(r->added, na, sizeof *r->added, entry_cmp);
+    for (i = 0; i < na; i++)
+        apos[i] = sorted_bound(r, r->added[i]->cur->ns, r->added[i]->cur->name, 0);
+    for (i = 0; i < r->ngone; i++) {
+        const sentry *g = r->gone[i];
+        size_t p = sorted_bound(r, g->cur->ns, g->cur->name, 0);
+        if (p < n && r->sorted[p] == g) /* else it came and went since */
+            dpos[nd++] = p;
+    }
+    if (nd > 1)
+        qsort(dpos, nd, sizeof *dpos, pos_cmp);
+    while (ia < na || id < nd) {
+        size_t next = ia < na ? apos[ia] : n;
+        if (id < nd && dpos[id] < next)
+            next = dpos[id];
+        memcpy(r->spare + out, r->sorted + at, (next - at) * sizeof *r->spare);
+        out += next - at;
+        at = next;
+        if (ia < na && apos[ia] == next) {
+            r->spare[out++] = r->added[ia++]; /* before the entry at |next| */
+        } else {
+            at = next + 1; /* the dead entry at |next| */
+            id++;
+        }
+    }
+    memcpy(r->spare + out, r->sorted + at, (n - at) * sizeof *r->spare);
+    out += n - at;
+    dra_free(s->mem, apos);
+    {
+        sentry **t = r->sorted;
+        size_t c = r->scap;
+        r->sorted = r->spare;
+        r->scap = r->spcap;
+        r->spare = t;
+        r->spcap = c;
+    }
+    r->nsorted = out;
+    /* Nothing names the dead now: readers of sorted hold slock. */
+    for (i = 0; i < r->ngone; i++) {
+        sval_unref(r->gone[i]->cur);
+        dra_free(s->mem, r->gone[i]);
+    }
+    r->ngone = 0;
+    r->nadded = 0;
+    return DRA_OK;
+}
+
+/* Makes r->sorted current (read lock and r->slock held). */
+static dra_err sorted_fresh(dra_store *s, sres *r)
+{
+    if (r->sdirty)
+        return sorted_rebuild(s, r);
+    if (r->nadded || r->ngone)
+        return sorted_merge(s, r);
+    return DRA_OK;
+}
+
+/* Index of the first sorted entry at or after |from| in a namespace
+ * after |ns|. */
+static size_t ns_end(const sres *r, const char *ns, size_t from)
+{
+    size_t lo = from, hi = r->nsorted;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const sval *v = r->sorted[mid]->cur;
-        int c = key_cmp(v->ns, v->name, ns, name);
-        if (c < 0 || (strict && c == 0))
+        if (strcmp(r->sorted[mid]->cur->ns, ns) <= 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -885,9 +1054,7 @@ static void list_range(const sres *r, const char *ns, const char *after_ns,
     size_t lo = 0, hi = r->nsorted;
     if (ns) {
         lo = sorted_bound(r, ns, "", 0);
-        hi = lo;
-        while (hi < r->nsorted && !strcmp(r->sorted[hi]->cur->ns, ns))
-            hi++;
+        hi = ns_end(r, ns, lo);
     }
     if (after_ns && after_name) {
         size_t a = sorted_bound(r, after_ns, after_name, 1);
@@ -922,6 +1089,7 @@ dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
     n = to - from;
     if (limit && n > limit) {
         n = limit;
+        out->remaining = to - from - n;
         if (more)
             *more = 1;
     }
@@ -937,8 +1105,11 @@ dra_err dra_store_list(dra_store *s, const char *resource, const char *ns,
         out->n = n;
     pthread_mutex_unlock(&r->slock);
     pthread_rwlock_unlock(&s->lock);
-    if (e && more)
-        *more = 0;
+    if (e) {
+        out->remaining = 0;
+        if (more)
+            *more = 0;
+    }
     return e;
 }
 

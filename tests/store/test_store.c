@@ -192,6 +192,90 @@ static void test_list(void **state)
     tdir_rm(&t);
 }
 
+/* The sorted index against a model: random creates, deletes (of merged
+ * and of not yet merged keys), re-creates and updates between lists,
+ * including runs long enough that the index is rebuilt rather than
+ * merged. Namespaces "a" and "a-b" order differently as (namespace,
+ * name) than as "ns/name". */
+#define MODEL_NS 3
+#define MODEL_NAMES 1000
+static void model_check(dra_store *s, const unsigned char *live)
+{
+    static const char *const nss[MODEL_NS] = {"a", "a-b", "b"};
+    dra_store_page l;
+    size_t k = 0;
+    assert_int_equal(dra_store_list(s, "claims", NULL, NULL, NULL, 0, &l, NULL), 0);
+    for (int n = 0; n < MODEL_NS; n++)
+        for (int i = 0; i < MODEL_NAMES; i++) {
+            char name[16];
+            if (!live[n * MODEL_NAMES + i])
+                continue;
+            snprintf(name, sizeof name, "n%03d", i);
+            assert_true(k < l.n);
+            assert_string_equal(l.items[k].ns, nss[n]);
+            assert_string_equal(l.items[k].name, name);
+            k++;
+        }
+    assert_int_equal(l.n, k);
+    dra_store_page_fini(&l);
+    /* Each namespace alone: its slice of the index. */
+    for (int n = 0; n < MODEL_NS; n++) {
+        assert_int_equal(dra_store_list(s, "claims", nss[n], NULL, NULL, 0, &l, NULL), 0);
+        k = 0;
+        for (int i = 0; i < MODEL_NAMES; i++) {
+            char name[16];
+            if (!live[n * MODEL_NAMES + i])
+                continue;
+            snprintf(name, sizeof name, "n%03d", i);
+            assert_true(k < l.n);
+            assert_string_equal(l.items[k].ns, nss[n]);
+            assert_string_equal(l.items[k].name, name);
+            k++;
+        }
+        assert_int_equal(l.n, k);
+        dra_store_page_fini(&l);
+    }
+}
+
+static void test_list_model(void **state)
+{
+    static const char *const nss[MODEL_NS] = {"a", "a-b", "b"};
+    static const int run[] = {1, 3, 10, 50, 2500, 7, 3000, 200, 1, 400};
+    unsigned char live[MODEL_NS * MODEL_NAMES] = {0};
+    dra_store_opts o;
+    uint32_t x = 12345;
+    tdir t;
+    dra_store *s;
+    (void)state;
+    memset(&o, 0, sizeof o);
+    o.unsafe_nosync = 1;
+    tdir_make(&t);
+    s = open_store(&t, &o);
+    model_check(s, live);
+    for (size_t r = 0; r < sizeof run / sizeof *run; r++) {
+        for (int i = 0; i < run[r]; i++) {
+            int k, n;
+            char name[16];
+            x = x * 1103515245u + 12345u;
+            k = (int)((x >> 8) % (MODEL_NS * MODEL_NAMES));
+            n = k / MODEL_NAMES;
+            snprintf(name, sizeof name, "n%03d", k % MODEL_NAMES);
+            if (!live[k]) {
+                assert_int_equal(put(s, DRA_STORE_CREATE, "claims", nss[n], name, 0, "", NULL), 0);
+                live[k] = 1;
+            } else if ((x >> 20) % 3) {
+                assert_int_equal(put(s, DRA_STORE_DELETE, "claims", nss[n], name, 0, "", NULL), 0);
+                live[k] = 0;
+            } else {
+                assert_int_equal(put(s, DRA_STORE_UPDATE, "claims", nss[n], name, 0, "u", NULL), 0);
+            }
+        }
+        model_check(s, live);
+    }
+    dra_store_close(s);
+    tdir_rm(&t);
+}
+
 typedef struct wake {
     atomic_int n;
 } wake;
@@ -675,6 +759,7 @@ int main(void)
         cmocka_unit_test(test_crud),
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_list),
+        cmocka_unit_test(test_list_model),
         cmocka_unit_test(test_watch),
         cmocka_unit_test(test_reopen),
         cmocka_unit_test(test_reopen_many),
