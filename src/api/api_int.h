@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dra/api.h"
 
@@ -72,6 +73,13 @@ struct api_struct {
 };
 
 #define API_NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
+
+/* Whether |f| is named |key| (|len| bytes): the first byte rules out
+ * nearly every other field before the strlen. */
+static inline int api_field_named(const api_field *f, const char *key, size_t len)
+{
+    return len && f->name[0] == key[0] && strlen(f->name) == len && !memcmp(f->name, key, len);
+}
 
 /* Decoder state: one per object. Errors are counted and recorded; the
  * walk continues so that every error of an object is reported. */

@@ -432,13 +432,17 @@ static void dec_field(api_dec *dc, const api_field *f, char *base, const dra_doc
     }
 }
 
-static const api_field *find_field(const api_struct *st, const dra_doc_member *m)
+/* |m|'s field of |st|, searched from *hint on: documents we encoded list
+ * their members in field order, so the next member is usually the next
+ * field. */
+static const api_field *find_field(const api_struct *st, const dra_doc_member *m, size_t *hint)
 {
-    for (size_t i = 0; i < st->nfields; i++) {
-        const api_field *f = &st->fields[i];
-        if (f->type != API_F_SKIP && strlen(f->name) == m->keylen &&
-            memcmp(f->name, m->key, m->keylen) == 0)
-            return f;
+    for (size_t k = 0; k < st->nfields; k++) {
+        size_t i = *hint + k < st->nfields ? *hint + k : *hint + k - st->nfields;
+        if (st->fields[i].type != API_F_SKIP && api_field_named(&st->fields[i], m->key, m->keylen)) {
+            *hint = i + 1 < st->nfields ? i + 1 : 0;
+            return &st->fields[i];
+        }
     }
     return NULL;
 }
@@ -469,11 +473,12 @@ static void add_extra(api_dec *dc, dra_doc **extra, size_t cap, const dra_doc_me
 
 void api_dec_struct(api_dec *dc, const api_struct *st, void *base, const dra_doc *doc)
 {
+    size_t hint = 0;
     if (!want(dc, doc, DRA_DOC_MAP))
         return;
     for (size_t i = 0; i < doc->u.map.n && !dc->oom; i++) {
         const dra_doc_member *m = &doc->u.map.m[i];
-        const api_field *f = find_field(st, m);
+        const api_field *f = find_field(st, m, &hint);
         if (!f) {
             add_extra(dc, (dra_doc **)((char *)base + st->extra_off), doc->u.map.n, m);
             continue;

@@ -335,8 +335,7 @@ static const dra_doc_member *extra_find(const dra_doc *extra, const char *name)
 int api_struct_has(const api_struct *st, const dra_doc_member *m)
 {
     for (size_t i = 0; i < st->nfields; i++)
-        if (strlen(st->fields[i].name) == m->keylen &&
-            !memcmp(st->fields[i].name, m->key, m->keylen))
+        if (api_field_named(&st->fields[i], m->key, m->keylen))
             return 1;
     return 0;
 }
