@@ -279,10 +279,12 @@ DRA_HIDDEN dra_err api_conv_out(api_req *r, const dra_doc *doc, dra_doc **out);
  * in place of *doc. On a body that cannot be converted answers 400 and
  * returns DRA_EINVALID. */
 DRA_HIDDEN dra_err api_conv_in(api_req *r, dra_doc **doc);
-/* The Table of |n| stored objects for a list answer. */
+/* The Table of |n| stored objects for a list answer; |remaining| < 0
+ * leaves remainingItemCount out. */
 DRA_HIDDEN dra_err api_reply_table_list(api_req *r,
                                         const dra_store_obj *const *objs,
-                                        size_t n, uint64_t rv, const char *cont);
+                                        size_t n, uint64_t rv, const char *cont,
+                                        long long remaining);
 /* Table options from the request (includeObject) and the clock. On a
  * bad includeObject answers 400 and returns DRA_EINVAL. */
 DRA_HIDDEN dra_err api_table_opts_init(api_req *r, struct api_table_opts *o);

@@ -397,7 +397,8 @@ dra_err api_list(api_req *r)
                                             pg.items[last].name)))
         e = DRA_ENOMEM;
     if (!e && r->table) {
-        e = api_reply_table_list(r, (const dra_store_obj *const *)sel, taken, pg.rv, tok);
+        e = api_reply_table_list(r, (const dra_store_obj *const *)sel, taken, pg.rv, tok,
+                                 f.active ? -1 : (long long)remaining);
     } else if (!e) {
         r->out->code = 200;
         snprintf(r->out->content_type, sizeof r->out->content_type,

@@ -168,7 +168,7 @@ dra_err api_reply_written(api_req *r, int code, const dra_store_obj *o, const dr
 }
 
 dra_err api_reply_table_list(api_req *r, const dra_store_obj *const *objs,
-                             size_t n, uint64_t rv, const char *cont)
+                             size_t n, uint64_t rv, const char *cont, long long remaining)
 {
     api_table_opts to;
     char rvs[24];
@@ -178,6 +178,8 @@ dra_err api_reply_table_list(api_req *r, const dra_store_obj *const *objs,
     snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)rv);
     to.resource_version = rvs;
     to.continue_ = cont;
+    to.has_remaining = remaining >= 0;
+    to.remaining = remaining;
     return reply_table(r, objs, n, &to);
 }
 

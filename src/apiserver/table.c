@@ -421,7 +421,7 @@ dra_err api_table_build(dra_arena *a, const api_resource *res,
         opts = &dflt;
     *out = NULL;
     const tprinter *p = printer_for(res);
-    dra_doc *tab = dra_doc_new_map(a, 5), *meta = dra_doc_new_map(a, 2);
+    dra_doc *tab = dra_doc_new_map(a, 5), *meta = dra_doc_new_map(a, 3);
     dra_doc *rows = dra_doc_new_list(a, n ? n : 1);
     if (!tab || !meta || !rows)
         return DRA_ENOMEM;
@@ -429,8 +429,11 @@ dra_err api_table_build(dra_arena *a, const api_resource *res,
     api_t_set(&t, tab, "apiVersion", api_t_str(&t, "meta.k8s.io/v1"));
     if (opts->resource_version && *opts->resource_version)
         api_t_set(&t, meta, "resourceVersion", api_t_str(&t, opts->resource_version));
-    if (opts->continue_ && *opts->continue_)
+    if (opts->continue_ && *opts->continue_) {
         api_t_set(&t, meta, "continue", api_t_str(&t, opts->continue_));
+        if (opts->has_remaining)
+            api_t_set(&t, meta, "remainingItemCount", dra_doc_new_int(a, opts->remaining));
+    }
     api_t_set(&t, tab, "metadata", meta);
     api_t_set(&t, tab, "columnDefinitions", opts->no_headers ? api_t_null(&t) : columns(&t, p));
     for (size_t i = 0; i < n; i++)

@@ -34,6 +34,8 @@ typedef struct api_table_opts {
     const char *resource_version; /* metadata.resourceVersion, or NULL */
     const char *continue_;        /* metadata.continue, or NULL */
     int no_headers;               /* columnDefinitions: null (later watch events) */
+    int has_remaining;            /* with continue_: metadata.remainingItemCount */
+    int64_t remaining;
 } api_table_opts;
 
 /* The Table for |n| objects |objs| (object documents as stored: metadata,

@@ -1167,6 +1167,13 @@ static void test_table(void **state)
     fx_open(&f, NULL, 0);
     fx_req(&f, "POST", SLICES, SLICE("s1", "n1", ""));
     fx_req(&f, "POST", SLICES, SLICE("s2", "n2", ""));
+    /* A page of one: the continue token and the count of the rest, as
+     * a JSON list has them. */
+    fx_req_ct(&f, "GET", SLICES "?limit=1", NULL, TABLE_ACCEPT, NULL, 0);
+    FX_ASSERT_CODE(&f, 200);
+    assert_string_equal(fx_str(&f, "kind"), "Table");
+    assert_non_null(fx_str(&f, "metadata.continue"));
+    assert_int_equal(fx_int(&f, "metadata.remainingItemCount"), 1);
     fx_req_ct(&f, "GET", SLICES "?limit=500", NULL, TABLE_ACCEPT, NULL, 0);
     FX_ASSERT_CODE(&f, 200);
     assert_string_equal(fx_str(&f, "kind"), "Table");

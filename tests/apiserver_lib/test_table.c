@@ -97,7 +97,7 @@ static dra_doc *table1(dra_arena *a, const char *g, const char *v, const char *r
                        const char *json)
 {
     dra_doc *obj = NULL, *tab = NULL;
-    api_table_opts o = {now_ns(), API_TABLE_METADATA, "42", NULL, 0};
+    api_table_opts o = {now_ns(), API_TABLE_METADATA, "42", NULL, 0, 0, 0};
     const dra_doc *objs[1];
     if (dra_doc_parse_json(a, json, strlen(json), &obj, NULL) != DRA_OK)
         fail_msg("bad JSON %s", json);
@@ -133,13 +133,14 @@ static void test_seed(void **state)
     for (size_t i = 0; i < 3; i++) {
         dra_doc *tab;
         const dra_doc *objs[1] = {docs[i]};
-        api_table_opts o = {now_ns(), API_TABLE_METADATA, "7", "tok", 0};
+        api_table_opts o = {now_ns(), API_TABLE_METADATA, "7", "tok", 0, 1, 12};
         assert_int_equal(api_table_build(&a, api_resource_find("resource.k8s.io", "v1", want[i].r),
                                          objs, 1, &o, &tab), DRA_OK);
         assert_string_equal(columns_of(tab), want[i].cols);
         assert_string_equal(cells_of(tab, 0), want[i].cells);
         assert_string_equal(dra_doc_get(dra_doc_get(tab, "metadata"), "resourceVersion")->u.str.s, "7");
         assert_string_equal(dra_doc_get(dra_doc_get(tab, "metadata"), "continue")->u.str.s, "tok");
+        assert_int_equal(dra_doc_get(dra_doc_get(tab, "metadata"), "remainingItemCount")->u.i, 12);
         const dra_doc *obj = dra_doc_get(dra_doc_get(tab, "rows")->u.list.items[0], "object");
         assert_string_equal(dra_doc_get(obj, "kind")->u.str.s, "PartialObjectMetadata");
         assert_string_equal(dra_doc_get(obj, "apiVersion")->u.str.s, "meta.k8s.io/v1");
@@ -152,7 +153,7 @@ static void test_seed(void **state)
     dra_doc_map_set(&a, docs[3], "status", st);
     dra_doc *tab;
     const dra_doc *objs[1] = {docs[3]};
-    api_table_opts o = {now_ns(), API_TABLE_METADATA, NULL, NULL, 0};
+    api_table_opts o = {now_ns(), API_TABLE_METADATA, NULL, NULL, 0, 0, 0};
     assert_int_equal(api_table_build(&a, api_resource_find("", "v1", "pods"), objs, 1, &o, &tab),
                      DRA_OK);
     assert_string_equal(columns_of(tab),
@@ -355,7 +356,7 @@ static void test_include_and_headers(void **state)
     dra_arena_init(&a, NULL);
     assert_int_equal(dra_doc_parse_json(&a, json, strlen(json), &obj, NULL), DRA_OK);
     const dra_doc *objs[2] = {obj, obj};
-    api_table_opts o = {0, API_TABLE_OBJECT, NULL, NULL, 1};
+    api_table_opts o = {0, API_TABLE_OBJECT, NULL, NULL, 1, 0, 0};
     assert_int_equal(api_table_build(&a, r, objs, 2, &o, &tab), DRA_OK);
     assert_int_equal(dra_doc_get(tab, "columnDefinitions")->kind, DRA_DOC_NULL);
     assert_int_equal(dra_doc_get(tab, "rows")->u.list.n, 2);
@@ -404,7 +405,7 @@ static void test_failmem(void **state)
         dra_arena_init(&a, &fm.mem);
         for (size_t k = 0; k < 4; k++) {
             const dra_doc *objs[1] = {obj};
-            api_table_opts o = {now_ns(), API_TABLE_METADATA, "1", NULL, 0};
+            api_table_opts o = {now_ns(), API_TABLE_METADATA, "1", NULL, 0, 0, 0};
             dra_err e = api_table_build(&a, api_resource_find("", "v1", kinds[k]), objs, 1, &o, &tab);
             assert_true(e == DRA_OK || e == DRA_ENOMEM);
         }
