@@ -112,13 +112,26 @@ void sched_cc_pod_changed(sc_core *c, const sc_podinfo *p, int deleted)
         enqueue(c, "pod:", p->ns, p->name);
 }
 
+/* Whether plan_claim has nothing to do for |cl| as it is: no
+ * reservation to check, no finalizer to remove, no owning pod to look
+ * for. Most claims made outside pods are, so their events wake no
+ * worker. */
+static int claim_idle(const sc_claim *cl)
+{
+    if (cl->obj->u.claim.status.n_reserved_for)
+        return 0;
+    if (cl->deleting)
+        return !cl->finalizer;
+    return !cl->owner_pod || !cl->owner_uid;
+}
+
 void sched_cc_claim_changed(sc_core *c, const sc_claim *cl)
 {
     size_t n;
     sc_pod **users;
     if (!c->controller)
         return;
-    {
+    if (!claim_idle(cl)) {
         char buf[640];
         if ((size_t)snprintf(buf, sizeof buf, "claim:%s", cl->key) < sizeof buf)
             sched_wq_add(&c->wq, buf);

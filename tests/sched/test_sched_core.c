@@ -399,6 +399,35 @@ static void test_cc_finalizer_on_delete(void **state)
     core_free(c);
 }
 
+/* A claim the controller has nothing to do for (no reservation, no
+ * owning pod, no finalizer while deleting) queues no work; one that may
+ * need work does, as before. */
+static void test_cc_idle_claims(void **state)
+{
+    sc_core *c = core_new();
+    (void)state;
+    apply(c, DRA_WATCH_ADDED,
+          "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: free, namespace: default, uid: f1}\n"
+          "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n", 0);
+    assert_int_equal(sched_wq_len(&c->wq), 0);
+    apply(c, DRA_WATCH_MODIFIED,
+          "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: free\n  namespace: default\n"
+          "  uid: f1\n  resourceVersion: \"3\"\n  deletionTimestamp: \"2026-01-01T00:00:00Z\"\n"
+          "  finalizers: [example.com/keep]\n"
+          "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n", 0);
+    assert_int_equal(sched_wq_len(&c->wq), 0);
+    apply(c, DRA_WATCH_ADDED,
+          "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: used, namespace: default, uid: u1}\n"
+          "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n"
+          "status: {reservedFor: [{resource: pods, name: gone, uid: g1}]}\n", 0);
+    assert_int_equal(sched_wq_len(&c->wq), 1);
+    apply(c, DRA_WATCH_ADDED, GEN_CLAIM("") "", 0);
+    assert_int_equal(sched_wq_len(&c->wq), 2);
+    assert_string_equal(sched_wq_get(&c->wq), "claim:default/used");
+    assert_string_equal(sched_wq_get(&c->wq), "claim:default/web-gpu-xyz12");
+    core_free(c);
+}
+
 /* A pod bound without the scheduler reserves the allocated claim. */
 static void test_cc_reserve_for_bound_pod(void **state)
 {
@@ -562,6 +591,7 @@ int main(void)
         cmocka_unit_test(test_cc_release_done_pod),
         cmocka_unit_test(test_cc_unknown_consumer),
         cmocka_unit_test(test_cc_finalizer_on_delete),
+        cmocka_unit_test(test_cc_idle_claims),
         cmocka_unit_test(test_cc_reserve_for_bound_pod),
         cmocka_unit_test(test_cache_versions_and_counts),
         cmocka_unit_test(test_generate_name),
