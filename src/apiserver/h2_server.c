@@ -27,6 +27,7 @@
 #include "apiserver_int.h"
 #include "front.h"
 #include "h2_int.h"
+#include "pool.h"
 
 #define H2_MAX_CONNS 20000
 #define H2_HANDSHAKE_MS 10000
@@ -82,12 +83,7 @@ struct dra_apiserver_h2 {
     int nthreads;
     atomic_int nconns;
 
-    pthread_mutex_t lock; /* the job queue, stopping */
-    pthread_cond_t cv;
-    api_h2_job **q;
-    size_t qcap, qhead, qn;
-    pthread_t *workers;
-    int nworkers, stopping;
+    api_pool *pool; /* the write workers; NULL: writes run inline */
 };
 
 static int64_t now_ms(void)
@@ -99,73 +95,18 @@ static int64_t now_ms(void)
 
 /* ---- the worker pool ------------------------------------------------------------- */
 
-static int queue_push(dra_apiserver_h2 *h, api_h2_job *j)
+static void run_job(void *job, void *ud)
 {
-    if (h->qn == h->qcap) {
-        size_t cap = h->qcap ? h->qcap * 2 : 64;
-        api_h2_job **q = dra_calloc(h->srv->mem, cap, sizeof *q);
-        if (!q)
-            return -1;
-        for (size_t i = 0; i < h->qn; i++)
-            q[i] = h->q[(h->qhead + i) % h->qcap];
-        dra_free(h->srv->mem, h->q);
-        h->q = q;
-        h->qcap = cap;
-        h->qhead = 0;
-    }
-    h->q[(h->qhead + h->qn++) % h->qcap] = j;
-    return 0;
+    (void)ud;
+    api_h2_job_run(job);
 }
 
 static void dispatch(void *ud, api_h2_job *j)
 {
     h2_sconn *c = ud;
-    dra_apiserver_h2 *h = c->t->h;
-    int rc;
-    pthread_mutex_lock(&h->lock);
-    rc = queue_push(h, j);
-    if (!rc)
-        pthread_cond_signal(&h->cv);
-    pthread_mutex_unlock(&h->lock);
-    /* Out of memory for the queue: answer here rather than not at all. */
-    if (rc)
+    /* Not taken (out of memory): answer here rather than not at all. */
+    if (api_pool_submit(c->t->h->pool, j))
         api_h2_job_run(j);
-}
-
-static void *worker_main(void *arg)
-{
-    dra_apiserver_h2 *h = arg;
-    pthread_mutex_lock(&h->lock);
-    for (;;) {
-        api_h2_job *j;
-        while (!h->qn && !h->stopping)
-            pthread_cond_wait(&h->cv, &h->lock);
-        if (!h->qn)
-            break;
-        j = h->q[h->qhead];
-        h->qhead = (h->qhead + 1) % h->qcap;
-        h->qn--;
-        pthread_mutex_unlock(&h->lock);
-        api_h2_job_run(j);
-        pthread_mutex_lock(&h->lock);
-    }
-    pthread_mutex_unlock(&h->lock);
-    return NULL;
-}
-
-/* Jobs still queued are run; their connections are gone, so the
- * answers are dropped, but the writes happen as they were accepted. */
-static void workers_stop(dra_apiserver_h2 *h)
-{
-    pthread_mutex_lock(&h->lock);
-    h->stopping = 1;
-    pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->lock);
-    for (int i = 0; i < h->nworkers; i++)
-        pthread_join(h->workers[i], NULL);
-    dra_free(h->srv->mem, h->workers);
-    h->workers = NULL;
-    h->nworkers = 0;
 }
 
 /* ---- connections ----------------------------------------------------------------- */
@@ -332,7 +273,7 @@ static void conn_handshake(h2_sconn *c)
     cfg.srv = c->t->h->srv;
     cfg.creds = c->t->h->creds;
     cfg.cert_ok = api_front_cert_ok(c->tls);
-    cfg.dispatch = c->t->h->nworkers ? dispatch : NULL;
+    cfg.dispatch = c->t->h->pool ? dispatch : NULL;
     cfg.wake = wake;
     cfg.ud = c;
     if (api_h2c_new(&cfg, &c->core)) {
@@ -650,15 +591,13 @@ static void h2_free(dra_apiserver_h2 *h)
     }
     /* After the threads: every connection is gone, so workers still
      * holding jobs only drop their answers. */
-    workers_stop(h);
+    api_pool_stop(h->pool);
+    h->pool = NULL;
     if (h->lfd >= 0)
         close(h->lfd);
     if (h->xcred)
         gnutls_certificate_free_credentials(h->xcred);
     dra_free(h->srv->mem, h->threads);
-    dra_free(h->srv->mem, h->q);
-    pthread_mutex_destroy(&h->lock);
-    pthread_cond_destroy(&h->cv);
     dra_free(h->srv->mem, h);
 }
 
@@ -666,13 +605,13 @@ static dra_err start_threads(dra_apiserver_h2 *h, const dra_apiserver_http_opts 
 {
     int workers = opts->workers > 0 ? opts->workers : 64;
     int threads = opts->threads > 0 ? opts->threads : 2;
-    h->workers = dra_calloc(h->srv->mem, (size_t)workers, sizeof *h->workers);
+    dra_err e;
     h->threads = dra_calloc(h->srv->mem, (size_t)threads, sizeof *h->threads);
-    if (!h->workers || !h->threads)
+    if (!h->threads)
         return DRA_ENOMEM;
-    for (; h->nworkers < workers; h->nworkers++)
-        if (pthread_create(&h->workers[h->nworkers], NULL, worker_main, h))
-            break;
+    /* No worker at all (no thread could start): writes run inline. */
+    if ((e = api_pool_start(h->srv->mem, workers, run_job, NULL, &h->pool)) == DRA_ENOMEM)
+        return e;
     for (int i = 0; i < threads; i++)
         h->threads[i].ep = h->threads[i].stopfd = -1;
     for (; h->nthreads < threads;) {
@@ -699,8 +638,6 @@ dra_err dra_apiserver_h2_start(dra_apiserver *srv, const dra_apiserver_http_opts
     h->creds = opts->creds;
     h->lfd = -1;
     atomic_init(&h->nconns, 0);
-    pthread_mutex_init(&h->lock, NULL);
-    pthread_cond_init(&h->cv, NULL);
     if ((e = tls_setup(h, d)) || (e = listen_on(h, opts, d)) ||
         (e = start_threads(h, opts))) {
         if (e == DRA_EIO && !dra_diag_first(d))

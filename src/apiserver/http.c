@@ -11,7 +11,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +25,9 @@
 
 #include "apiserver_int.h"
 #include "front.h"
+#include "pool.h"
 
 typedef struct hwatch hwatch;
-typedef struct job job;
-typedef struct worker worker;
 
 struct dra_apiserver_http {
     dra_apiserver *srv;
@@ -37,14 +35,10 @@ struct dra_apiserver_http {
     struct MHD_Daemon *d;
     int port;
 
-    pthread_mutex_t lock; /* jobs, idle workers, watches, stopping */
+    pthread_mutex_t lock; /* watches */
     pthread_cond_t idle;  /* a stream ended */
-    job *head, *tail;     /* jobs no worker was free for */
-    worker *workers;
-    int nworkers;
-    worker *idle_workers; /* each asleep on its own semaphore */
+    api_pool *pool;       /* the write workers; NULL: writes answered inline */
     hwatch *watches;
-    int stopping;
 };
 
 /* Per-connection request state (MHD's con_cls). */
@@ -57,22 +51,6 @@ typedef struct conn {
     int too_large, answered;
 } conn;
 
-struct job {
-    conn *cs;
-    job *next;
-};
-
-/* A write worker. An idle one sleeps on its semaphore and is handed its
- * job directly, so waking it takes no shared lock (a condition variable
- * shared by 64 workers made each wake-up contend for the queue's lock). */
-struct worker {
-    dra_apiserver_http *h;
-    pthread_t t;
-    sem_t sem;
-    job *job; /* set before the post; NULL: stop */
-    worker *next_idle;
-    int started;
-};
 
 /* A streamed answer in flight. */
 struct hwatch {
@@ -292,47 +270,14 @@ static enum MHD_Result answer(conn *cs)
     return rc;
 }
 
-/* The next job: a queued one, or one handed over after sleeping idle.
- * NULL when the server stops and nothing is queued. */
-static job *worker_next(worker *w)
+/* A write on a worker: the connection is suspended, and answering it
+ * from here and then resuming is what MHD allows for those. */
+static void run_write(void *job, void *ud)
 {
-    dra_apiserver_http *h = w->h;
-    job *j;
-    pthread_mutex_lock(&h->lock);
-    if ((j = h->head)) {
-        h->head = j->next;
-        if (!h->head)
-            h->tail = NULL;
-        pthread_mutex_unlock(&h->lock);
-        return j;
-    }
-    if (h->stopping) {
-        pthread_mutex_unlock(&h->lock);
-        return NULL;
-    }
-    /* Last in, first out: the most recently busy workers stay warm. */
-    w->next_idle = h->idle_workers;
-    h->idle_workers = w;
-    pthread_mutex_unlock(&h->lock);
-    while (sem_wait(&w->sem) && errno == EINTR)
-        ;
-    j = w->job;
-    w->job = NULL;
-    return j;
-}
-
-static void *worker_main(void *arg)
-{
-    worker *w = arg;
-    job *j;
-    while ((j = worker_next(w))) {
-        /* The connection is suspended: answering it from here and then
-         * resuming is what MHD allows for suspended connections. */
-        answer(j->cs);
-        MHD_resume_connection(j->cs->c);
-        dra_free(w->h->srv->mem, j);
-    }
-    return NULL;
+    conn *cs = job;
+    (void)ud;
+    answer(cs);
+    MHD_resume_connection(cs->c);
 }
 
 static enum MHD_Result add_query(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -401,26 +346,12 @@ static enum MHD_Result on_headers(dra_apiserver_http *h, struct MHD_Connection *
  * connection suspended, so the pool threads keep serving. */
 static enum MHD_Result to_worker(dra_apiserver_http *h, conn *cs)
 {
-    job *j = dra_calloc(h->srv->mem, 1, sizeof *j);
-    worker *w;
-    if (!j)
-        return MHD_NO;
-    j->cs = cs;
     MHD_suspend_connection(cs->c);
-    pthread_mutex_lock(&h->lock);
-    if ((w = h->idle_workers)) {
-        h->idle_workers = w->next_idle;
-        w->job = j;
-    } else if (h->tail) {
-        h->tail->next = j;
-        h->tail = j;
-    } else {
-        h->head = h->tail = j;
-    }
-    pthread_mutex_unlock(&h->lock);
-    if (w)
-        sem_post(&w->sem);
-    return MHD_YES;
+    if (api_pool_submit(h->pool, cs) == DRA_OK)
+        return MHD_YES;
+    /* Not taken (out of memory, or stopping): the connection is closed. */
+    MHD_resume_connection(cs->c);
+    return MHD_NO;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -455,7 +386,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
     cs->ctype = dup_header(h->srv->mem, c, "Content-Type");
     if (!cs->method || !cs->path || cs->query.oom)
         return MHD_NO;
-    if (api_front_is_write(method) && h->nworkers)
+    if (api_front_is_write(method) && h->pool)
         return to_worker(h, cs);
     return answer(cs);
 }
@@ -503,28 +434,6 @@ static dra_err listen_addr(const char *host, int port, struct sockaddr_storage *
         return DRA_OK;
     }
     return DRA_EINVAL;
-}
-
-/* Queued jobs are still answered; idle workers are woken with no job,
- * busy ones stop when they find the queue empty. */
-static void stop_workers(dra_apiserver_http *h)
-{
-    worker *idle;
-    pthread_mutex_lock(&h->lock);
-    h->stopping = 1;
-    idle = h->idle_workers;
-    h->idle_workers = NULL;
-    pthread_mutex_unlock(&h->lock);
-    for (; idle; idle = idle->next_idle)
-        sem_post(&idle->sem);
-    for (int i = 0; i < h->nworkers; i++) {
-        if (h->workers[i].started)
-            pthread_join(h->workers[i].t, NULL);
-        sem_destroy(&h->workers[i].sem);
-    }
-    dra_free(h->srv->mem, h->workers);
-    h->workers = NULL;
-    h->nworkers = 0;
 }
 
 static struct MHD_Daemon *start_daemon(dra_apiserver_http *h,
@@ -581,27 +490,16 @@ dra_err dra_apiserver_http_start(dra_apiserver *srv,
     pthread_mutex_init(&h->lock, NULL);
     pthread_cond_init(&h->idle, NULL);
     workers = opts->workers > 0 ? opts->workers : 64;
-    h->workers = dra_calloc(srv->mem, (size_t)workers, sizeof *h->workers);
-    if (!h->workers) {
+    /* No worker at all (no thread could start): writes answered inline. */
+    if (api_pool_start(srv->mem, workers, run_write, NULL, &h->pool) == DRA_ENOMEM) {
         http_free(h);
         return DRA_ENOMEM;
-    }
-    for (; h->nworkers < workers; h->nworkers++) {
-        worker *w = &h->workers[h->nworkers];
-        w->h = h;
-        if (sem_init(&w->sem, 0, 0))
-            break;
-        if (pthread_create(&w->t, NULL, worker_main, w)) {
-            sem_destroy(&w->sem);
-            break;
-        }
-        w->started = 1;
     }
     h->d = start_daemon(h, opts, &ss, v6);
     if (!h->d) {
         dra_diag_add(d, "", 0, 0, "cannot serve HTTPS on port %d (address in use, "
                                   "or TLS setup failed)", opts->port);
-        stop_workers(h);
+        api_pool_stop(h->pool);
         http_free(h);
         return DRA_EIO;
     }
@@ -638,7 +536,8 @@ void dra_apiserver_http_stop(dra_apiserver_http *h)
         pthread_mutex_unlock(&w->lock);
     }
     pthread_mutex_unlock(&h->lock);
-    stop_workers(h);
+    api_pool_stop(h->pool);
+    h->pool = NULL;
     /* Give the ended streams a moment to flush their last chunk. */
     pthread_mutex_lock(&h->lock);
     for (int i = 0; i < 50 && h->watches; i++) {
