@@ -561,6 +561,10 @@ dra_err dra_fake_nodes_start(dra_cluster *c, const dra_fake_nodes_opts *opts,
     }
     memset(&ro, 0, sizeof ro);
     ro.gvr = DRA_GVR_PODS;
+    /* Bound pods only (a pod enters the watch as ADDED when bound): the
+     * create and the claim controller's status patch of every pod are
+     * not parsed here at all. */
+    ro.field_selector = "spec.nodeName!=";
     ro.on_event = fake_on_event;
     ro.ud = f;
     if ((e = dra_reflector_start(c, &ro, &f->refl)) != DRA_OK) {
