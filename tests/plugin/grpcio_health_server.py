@@ -9,7 +9,7 @@ requested service name picks the answer:
   fail    FAILED_PRECONDITION with a message needing percent-encoding
   hold    sleeps 30 s (the client's deadline passes first)
   die     kill -9 of this process while the call is in flight
-Exits 77 where grpcio is missing."""
+Creates SOCKET.ready once it serves. Exits 77 where grpcio is missing."""
 import os
 import signal
 import sys
@@ -71,6 +71,10 @@ def main():
     server.add_insecure_port("unix:" + sock)
     server.start()
     signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    # The socket exists from add_insecure_port on, before the server
+    # accepts: the test waits for this file instead.
+    with open(sock + ".ready", "w"):
+        pass
     server.wait_for_termination()
 
 

@@ -399,10 +399,14 @@ static void test_closed_mid_call(void **state)
 #define GRPCIO_SERVER DRA_SOURCE_DIR "/tests/plugin/grpcio_health_server.py"
 
 /* Starts the python server on |sock|; the pid, 0 where grpcio is
- * missing (it exits 77), -1 when it did not come up. */
+ * missing (it exits 77), -1 when it did not come up. It is up when it
+ * has made |sock|.ready: its socket exists before it accepts. */
 static pid_t spawn_grpcio(const char *sock)
 {
+    char ready[160];
+    snprintf(ready, sizeof ready, "%s.ready", sock);
     unlink(sock);
+    unlink(ready);
     pid_t pid = fork();
     if (pid == 0) {
         execl("/usr/bin/python3", "python3", GRPCIO_SERVER, sock, (char *)NULL);
@@ -414,7 +418,7 @@ static pid_t spawn_grpcio(const char *sock)
             return WIFEXITED(status) && (WEXITSTATUS(status) == 77 ||
                                          WEXITSTATUS(status) == 127) ? 0 : -1;
         struct stat sb;
-        if (stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
+        if (stat(ready, &sb) == 0 && stat(sock, &sb) == 0 && S_ISSOCK(sb.st_mode))
             return pid;
         usleep(50 * 1000);
     }
@@ -423,18 +427,51 @@ static pid_t spawn_grpcio(const char *sock)
     return -1;
 }
 
+/* The python server's directory, socket and process, so that a failed
+ * assertion still ends the process and removes the files (teardown). */
+typedef struct grpcio_fx {
+    char dir[40], sock[128], ready[160];
+    pid_t pid;
+} grpcio_fx;
+
+static int grpcio_setup(void **state)
+{
+    grpcio_fx *g = calloc(1, sizeof *g);
+    if (!g)
+        return -1;
+    strcpy(g->dir, "/tmp/dra-plugin-client-XXXXXX");
+    if (!mkdtemp(g->dir)) {
+        free(g);
+        return -1;
+    }
+    snprintf(g->sock, sizeof g->sock, "%s/grpcio.sock", g->dir);
+    snprintf(g->ready, sizeof g->ready, "%s.ready", g->sock);
+    *state = g;
+    return 0;
+}
+
+static int grpcio_teardown(void **state)
+{
+    grpcio_fx *g = *state;
+    if (g->pid > 0) {
+        kill(g->pid, SIGKILL);
+        waitpid(g->pid, NULL, 0);
+    }
+    unlink(g->sock);
+    unlink(g->ready);
+    int rc = rmdir(g->dir);
+    free(g);
+    return rc;
+}
+
 static void test_grpcio_server(void **state)
 {
-    (void)state;
-    char dir[] = "/tmp/dra-plugin-client-XXXXXX", sock[128];
-    assert_non_null(mkdtemp(dir));
-    snprintf(sock, sizeof(sock), "%s/grpcio.sock", dir);
-    pid_t pid = spawn_grpcio(sock);
-    if (pid == 0) {
-        rmdir(dir);
+    grpcio_fx *g = *state;
+    const char *sock = g->sock;
+    g->pid = spawn_grpcio(sock);
+    if (g->pid == 0)
         skip();
-    }
-    assert_true(pid > 0);
+    assert_true(g->pid > 0);
     dra_plugin_client *c;
     dra_plugin_rpc_status st;
     assert_int_equal(dra_plugin_client_new(sock, NULL, &c), DRA_OK);
@@ -452,19 +489,16 @@ static void test_grpcio_server(void **state)
     assert_int_equal(check(c, "die", 10000, &st), DRA_EUNAVAILABLE);
     assert_int_equal(st.code, DRA_GRPC_UNAVAILABLE);
     int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_int_equal(waitpid(g->pid, &status, 0), g->pid);
+    g->pid = 0;
     assert_true(WIFSIGNALED(status));
     /* Started again: the same client reaches it. */
     assert_int_equal(check(c, "", 10000, &st), DRA_EUNAVAILABLE);
-    pid = spawn_grpcio(sock);
-    assert_true(pid > 0);
+    g->pid = spawn_grpcio(sock);
+    assert_true(g->pid > 0);
     assert_int_equal(check(c, "", 10000, &st), DRA_OK);
     assert_int_equal(check(c, "big3", 10000, &st), DRA_OK);
     dra_plugin_client_free(c);
-    kill(pid, SIGTERM);
-    waitpid(pid, NULL, 0);
-    unlink(sock);
-    rmdir(dir);
 }
 
 int main(void)
@@ -478,7 +512,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_server_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failmem, setup, teardown),
         cmocka_unit_test(test_closed_mid_call),
-        cmocka_unit_test(test_grpcio_server),
+        cmocka_unit_test_setup_teardown(test_grpcio_server, grpcio_setup, grpcio_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
