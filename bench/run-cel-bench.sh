@@ -4,7 +4,8 @@
 # (@marcbachmann/cel-js and @bufbuild/cel, installed with npm into
 # BUILD_DIR/cel-js), with the speed-up over the fastest JS engine per
 # expression (goal: >= 20x) and a check that all engines matched the same
-# devices and that the C hot path made no heap allocation.
+# devices and that the C hot path made no heap allocation. The --rounds
+# alternate between the sides (see below).
 #
 # usage: bench/run-cel-bench.sh BUILD_DIR [--evals N] [--rounds N] [--only a,b]
 # Use an optimised (gcc, RelWithDebInfo or Release) build for real figures.
@@ -21,12 +22,29 @@ if [ -z "$bin" ] || [ ! -x "$bin" ]; then
   echo "$0: no bench_cel under $build (cmake --build $build --target bench_cel)" >&2
   exit 2
 fi
+# The rounds alternate between the two sides (C, JS, C, JS, ...), one
+# round per run, so that a host that speeds up or slows down during the
+# benchmark weighs on both; the table takes each side's median.
+rounds=3
+args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 crc=0
-"$bin" --tsv "$@" >"$tmp/c.tsv" || crc=$?
 jrc=0
-node "$here/cel-js-bench.mjs" --tsv --prefix "$build/cel-js" "$@" >"$tmp/js.tsv" || jrc=$?
+: >"$tmp/c.tsv"
+: >"$tmp/js.tsv"
+for _ in $(seq "$rounds"); do
+  "$bin" --tsv --rounds 1 "${args[@]}" >>"$tmp/c.tsv" || crc=$?
+  node "$here/cel-js-bench.mjs" --tsv --rounds 1 --prefix "$build/cel-js" "${args[@]}" \
+    >>"$tmp/js.tsv" || jrc=$?
+  [ "$jrc" = 0 ] || break
+done
 if [ "$jrc" = 77 ]; then
   echo "$0: JS engines unavailable (npm); C figures only:" >&2
   cat "$tmp/c.tsv"
