@@ -58,8 +58,10 @@ typedef struct dra_sched_opts {
     /* Parallel reserve+bind writers; 0: 16 (kube-scheduler binds each
      * pod on its own goroutine). */
     int bind_workers;
-    /* 0: 8 (kube-controller-manager's resourceclaim controller runs 10
-     * to 50 workers, depending on the release). */
+    /* 0: 16 (kube-controller-manager's resourceclaim controller runs 10
+     * to 50 workers, depending on the release). Each blocks on its
+     * write's group commit: with 16 rather than 8 the commits carry 4
+     * writes instead of 2.7 (bench_sched). */
     int controller_workers;
     int no_scheduled_events; /* skip the Normal "Scheduled" event per bound pod */
     const char *host;     /* events' source.host; may be NULL (copied) */

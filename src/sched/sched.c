@@ -1114,7 +1114,7 @@ static dra_err start_worker(dra_sched *s, int controller)
 static dra_err start_threads(dra_sched *s)
 {
     int nb = s->o.scheduler ? (s->o.bind_workers > 0 ? s->o.bind_workers : 16) : 0;
-    int nc = s->o.claim_controller ? (s->o.controller_workers > 0 ? s->o.controller_workers : 8) : 0;
+    int nc = s->o.claim_controller ? (s->o.controller_workers > 0 ? s->o.controller_workers : 16) : 0;
     dra_err err = DRA_OK;
     if (pthread_create(&s->ev_thread, NULL, event_main, s))
         return DRA_EIO;
