@@ -358,6 +358,7 @@ dra_err api_list(api_req *r)
     const char *ans = NULL, *aname = NULL, *lim = api_q(r, "limit");
     const char *cont = api_q(r, "continue"), *tok = NULL;
     size_t limit = 0, taken = 0, last = 0, remaining = 0, i;
+    long long count = -1; /* remainingItemCount; -1: unknown, omitted */
     dra_store_obj **sel;
     dra_arena scratch;
     dra_buf *b = &r->out->body;
@@ -389,22 +390,24 @@ dra_err api_list(api_req *r)
         sel[taken++] = pg.items[i].obj;
         last = i;
     }
-    for (size_t j = i; j < pg.n && !remaining; j++)
-        remaining = (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
-    if (!f.active)
+    if (!f.active) {
         remaining = pg.n - i + pg.remaining;
+        count = (long long)remaining;
+    } else {
+        for (size_t j = i; j < pg.n && !remaining; j++)
+            remaining = (size_t)api_filter_obj(r->res, &f, pg.items[j].obj, &scratch);
+    }
     if (remaining && !(tok = continue_token(r, pg.rv, pg.items[last].ns,
                                             pg.items[last].name)))
         e = DRA_ENOMEM;
     if (!e && r->table) {
-        e = api_reply_table_list(r, (const dra_store_obj *const *)sel, taken, pg.rv, tok,
-                                 f.active ? -1 : (long long)remaining);
+        e = api_reply_table_list(r, (const dra_store_obj *const *)sel, taken, pg.rv, tok, count);
     } else if (!e) {
         r->out->code = 200;
         snprintf(r->out->content_type, sizeof r->out->content_type,
                  "application/json");
         dra_buf_reset(b);
-        e = list_head(r, b, pg.rv, tok, f.active ? -1 : (long long)remaining);
+        e = list_head(r, b, pg.rv, tok, count);
         for (size_t k = 0; k < taken && !e; k++) {
             if (k)
                 dra_buf_putc(b, ',');

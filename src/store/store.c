@@ -242,14 +242,18 @@ static sres *res_find(dra_store *s, const char *name)
     return dra_map_get(&s->resmap, name, strlen(name));
 }
 
+static void entry_free(dra_store *s, sentry *e)
+{
+    sval_unref(e->cur);
+    dra_free(s->mem, e);
+}
+
 /* Frees the entries that went since the last refresh and forgets
  * those that came (they are in objs). */
 static void sorted_drop_pending(dra_store *s, sres *r)
 {
-    for (size_t i = 0; i < r->ngone; i++) {
-        sval_unref(r->gone[i]->cur);
-        dra_free(s->mem, r->gone[i]);
-    }
+    for (size_t i = 0; i < r->ngone; i++)
+        entry_free(s, r->gone[i]);
     r->ngone = 0;
     r->nadded = 0;
 }
@@ -293,8 +297,7 @@ static void sorted_note_gone(dra_store *s, sres *r, sentry *e)
         r->gone[r->ngone++] = e;
         return;
     }
-    sval_unref(e->cur);
-    dra_free(s->mem, e);
+    entry_free(s, e);
     if (!r->sdirty)
         sorted_invalidate(s, r);
 }
@@ -305,10 +308,8 @@ static void res_free(dra_store *s, sres *r)
         return;
     for (size_t i = 0; i < r->objs.n; i++) {
         sentry *e = r->objs.entries[i].val;
-        if (r->objs.entries[i].key && e) {
-            sval_unref(e->cur);
-            dra_free(s->mem, e);
-        }
+        if (r->objs.entries[i].key && e)
+            entry_free(s, e);
     }
     dra_map_fini(&r->objs);
     sorted_drop_pending(s, r);
@@ -963,14 +964,8 @@ static dra_err sorted_merge(dra_store *s, sres *r)
         if (!r->added[i]->dead)
             r->added[na++] = r->added[i];
     r->nadded = na;
-    if (r->spcap < n + na) {
-        size_t nc = n + na + (n + na) / 4 + 16;
-        sentry **nv = dra_realloc(s->mem, r->spare, nc * sizeof *nv);
-        if (!nv)
-            return DRA_ENOMEM;
-        r->spare = nv;
-        r->spcap = nc;
-    }
+    if (dra_grow(s->mem, (void **)&r->spare, &r->spcap, n + na, sizeof *r->spare))
+        return DRA_ENOMEM;
     if (!(apos = dra_malloc(s->mem, (na + r->ngone + 1) * sizeof *apos)))
         return DRA_ENOMEM;
     dpos = apos + na;
@@ -1013,12 +1008,7 @@ static dra_err sorted_merge(dra_store *s, sres *r)
     }
     r->nsorted = out;
     /* Nothing names the dead now: readers of sorted hold slock. */
-    for (i = 0; i < r->ngone; i++) {
-        sval_unref(r->gone[i]->cur);
-        dra_free(s->mem, r->gone[i]);
-    }
-    r->ngone = 0;
-    r->nadded = 0;
+    sorted_drop_pending(s, r);
     return DRA_OK;
 }
 
