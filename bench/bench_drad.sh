@@ -4,7 +4,9 @@
 # connections (wrk over HTTP/1.1; h2load over HTTP/2 with 64 streams on
 # 1 and 4 connections), a list of 10,000 ResourceSlices as JSON and as Table,
 # watch delivery to 1,000 watchers (bench_watch: a connection each over
-# HTTP/1.1, and all on one HTTP/2 connection as client-go does), drad's RSS idle and
+# HTTP/1.1 through libcurl; all on one HTTP/2 connection as client-go does,
+# read by libcurl and by a lean nghttp2 client; and on two HTTP/2
+# connections, as watches of two processes come), drad's RSS idle and
 # under load, and the time from start to the first answered request with
 # 100,000 stored objects. Starts and stops its own drad (by pid) in a
 # temporary directory. Prints figures; asserts nothing.
@@ -125,8 +127,12 @@ echo "RSS with $n slices: $(rss) (peak $(hwm))"
 if [ -x "$watchb" ]; then
   "$watchb" "$url" "$token" "$dir/data/ca.crt" 1000 50
   if [ -n "$h2url" ]; then
-    echo "the same watches, all on one HTTP/2 connection:"
+    echo "the same watches, all on one HTTP/2 connection, read by libcurl:"
+    "$watchb" --http2-curl "$h2url" "$token" "$dir/data/ca.crt" 1000 50
+    echo "the same, read by bench_watch's own nghttp2 client:"
     "$watchb" --http2 "$h2url" "$token" "$dir/data/ca.crt" 1000 50
+    echo "the same on two HTTP/2 connections of 500 watches each:"
+    "$watchb" --http2 --conns 2 "$h2url" "$token" "$dir/data/ca.crt" 1000 50
   fi
   echo "RSS with 1,000 watches served: $(rss) (peak $(hwm))"
 fi

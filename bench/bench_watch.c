@@ -8,9 +8,15 @@
  * deliveries.
  * With --http2 every watch is a stream of one HTTP/2 connection, as
  * client-go multiplexes a process's watches (drad serves HTTP/2 on its
- * second port, the server of DIR/kubeconfig-h2); without, each watch has
- * an HTTP/1.1 connection of its own.
- * Usage: bench_watch [--http2] URL TOKEN CA-FILE [WATCHERS] [CREATES]
+ * second port, the server of DIR/kubeconfig-h2), read by a lean
+ * nghttp2 client (watch_h2.c); --http2-curl does the same through
+ * libcurl's multi interface, whose own cost per stream shows in the
+ * figures. Without either, each watch has an HTTP/1.1 connection of its
+ * own (libcurl).
+ * --conns K deals the lean client's streams over K connections (drad
+ * serves each on one of its HTTP/2 threads), as watches from several
+ * processes come.
+ * Usage: bench_watch [--http2 [--conns K]|--http2-curl] URL TOKEN CA-FILE [WATCHERS] [CREATES]
  * Prints figures; asserts nothing. */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -19,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "watch_h2.h"
 
 #define NS "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
 
@@ -30,7 +38,7 @@ static double now_s(void)
 }
 
 static const char *url, *token, *ca;
-static int nwatch = 1000, ncreate = 100, http2;
+static int nwatch = 1000, ncreate = 100, http2, lean, conns = 1;
 static double *sent, *acked; /* per create */
 static double *lat_sent, *lat_acked, *lat_first, *first;
 static atomic_size_t nlat;
@@ -45,20 +53,21 @@ typedef struct watcher {
 
 /* Finds "bench-<i>" ADDED events in the stream. Events are one per line;
  * only the name matters, so the line is scanned for it. */
-static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+static void scan(watcher *w, const char *p, size_t len)
 {
-    watcher *w = ud;
-    size_t len = sz * n;
     double t = now_s();
-    for (size_t i = 0; i < len; i++) {
-        const char *hit;
-        char c = p[i];
-        if (c != '\n') {
-            /* Type and name are near the start: keep the line's head. */
-            if (w->plen + 1 < sizeof w->partial)
-                w->partial[w->plen++] = c;
-            continue;
-        }
+    const char *end = p + len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p)), *hit;
+        size_t take = (size_t)((nl ? nl : end) - p);
+        /* Type and name are near the start: keep the line's head. */
+        if (take > sizeof w->partial - 1 - w->plen)
+            take = sizeof w->partial - 1 - w->plen;
+        memcpy(w->partial + w->plen, p, take);
+        w->plen += take;
+        if (!nl)
+            break;
+        p = nl + 1;
         w->partial[w->plen] = '\0';
         /* The claim name is near the start of the object. */
         hit = strstr(w->partial, "\"name\":\"bench-");
@@ -74,7 +83,29 @@ static size_t on_data(char *p, size_t sz, size_t n, void *ud)
         }
         w->plen = 0;
     }
-    return len;
+}
+
+static size_t on_data(char *p, size_t sz, size_t n, void *ud)
+{
+    scan(ud, p, sz * n);
+    return sz * n;
+}
+
+static double opened_at; /* when the last watch opened (lean client) */
+
+static void h2_open(void *ud, int i)
+{
+    watcher *w = (watcher *)ud + i;
+    if (!w->opened) {
+        w->opened = 1;
+        if (atomic_fetch_add(&ready, 1) + 1 == nwatch)
+            opened_at = now_s();
+    }
+}
+
+static void h2_data(void *ud, int i, const char *p, size_t len)
+{
+    scan((watcher *)ud + i, p, len);
 }
 
 /* A watch is open once its response headers are in (the body only
@@ -200,38 +231,16 @@ static void report(const char *what, double *v, size_t n)
            v[n * 99 / 100] * 1e3, v[n - 1] * 1e3);
 }
 
-int main(int argc, char **argv)
+/* The watches through libcurl's multi interface, until the creator is
+ * done. */
+static void curl_watch(const char *u, watcher *ws)
 {
-    CURLM *m;
-    CURL **hs;
-    watcher *ws;
+    CURLM *m = curl_multi_init();
+    CURL **hs = calloc((size_t)nwatch, sizeof *hs);
     struct curl_slist *h = NULL;
-    char auth[256], u[512];
-    pthread_t th;
+    char auth[256];
+    double t0 = now_s(), topen = 0;
     int running;
-    if (argc > 1 && !strcmp(argv[1], "--http2")) {
-        http2 = 1;
-        argv++, argc--;
-    }
-    if (argc < 4) {
-        fprintf(stderr, "usage: bench_watch [--http2] URL TOKEN CA-FILE [WATCHERS] [CREATES]\n");
-        return 2;
-    }
-    url = argv[1];
-    token = argv[2];
-    ca = argv[3];
-    if (argc > 4)
-        nwatch = atoi(argv[4]);
-    if (argc > 5)
-        ncreate = atoi(argv[5]);
-    curl_global_init(CURL_GLOBAL_ALL);
-    sent = calloc((size_t)ncreate, sizeof *sent);
-    acked = calloc((size_t)ncreate, sizeof *acked);
-    lat_sent = calloc((size_t)ncreate * (size_t)nwatch, sizeof *lat_sent);
-    lat_acked = calloc((size_t)ncreate * (size_t)nwatch, sizeof *lat_acked);
-    hs = calloc((size_t)nwatch, sizeof *hs);
-    ws = calloc((size_t)nwatch, sizeof *ws);
-    m = curl_multi_init();
     curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)nwatch + 10);
     if (http2) {
         curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
@@ -239,15 +248,6 @@ int main(int argc, char **argv)
     }
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
     h = curl_slist_append(h, auth);
-    /* Only this run's claims match. Like an informer, list first and
-     * watch from the list's version: no initial scan per watcher. */
-    run = (long)time(NULL) * 1000 + (long)(now_s() * 1000) % 1000;
-    {
-        char lu[512], rv[32] = "0";
-        list_rv(lu, sizeof lu, rv, sizeof rv);
-        snprintf(u, sizeof u, "%s%s?watch=true&resourceVersion=%s&labelSelector=bench%%3D%ld",
-                 url, NS, rv, run);
-    }
     for (int i = 0; i < nwatch; i++) {
         hs[i] = curl_easy_init();
         curl_easy_setopt(hs[i], CURLOPT_URL, u);
@@ -269,22 +269,90 @@ int main(int argc, char **argv)
         }
         curl_multi_add_handle(m, hs[i]);
     }
-    pthread_create(&th, NULL, creator, NULL);
-    {
-        double t0 = now_s(), topen = 0;
-        do {
-            curl_multi_perform(m, &running);
-            curl_multi_poll(m, NULL, 0, 20, NULL);
-            if (!topen && atomic_load(&ready) >= nwatch)
-                topen = now_s() - t0;
-            if (atomic_load(&ready) < nwatch && now_s() - t0 > 60) {
-                fprintf(stderr, "bench_watch: only %d of %d watches opened\n",
-                        atomic_load(&ready), nwatch);
-                atomic_store(&ready, nwatch);
-            }
-        } while (!atomic_load(&done) && running);
-        printf("%d watchers opened in %.2f s\n", nwatch, topen);
+    do {
+        curl_multi_perform(m, &running);
+        curl_multi_poll(m, NULL, 0, 20, NULL);
+        if (!topen && atomic_load(&ready) >= nwatch)
+            topen = now_s() - t0;
+        if (atomic_load(&ready) < nwatch && now_s() - t0 > 60) {
+            fprintf(stderr, "bench_watch: only %d of %d watches opened\n",
+                    atomic_load(&ready), nwatch);
+            atomic_store(&ready, nwatch);
+        }
+    } while (!atomic_load(&done) && running);
+    printf("%d watchers opened in %.2f s\n", nwatch, topen);
+    for (int i = 0; i < nwatch; i++) {
+        curl_multi_remove_handle(m, hs[i]);
+        curl_easy_cleanup(hs[i]);
     }
+    free(hs);
+    curl_multi_cleanup(m);
+    curl_slist_free_all(h);
+}
+
+/* The same through watch_h2.c on this thread. */
+static void lean_watch(const char *u, watcher *ws)
+{
+    h2w_opts o = {url, token, ca, u + strlen(url), nwatch, conns, h2_open,
+                  h2_data, ws, &done};
+    double t0 = now_s();
+    if (h2w_run(&o)) {
+        /* Let the creator finish; the figures then say what came. */
+        atomic_store(&ready, nwatch);
+        return;
+    }
+    printf("%d watchers opened in %.2f s\n", nwatch, opened_at ? opened_at - t0 : 0);
+}
+
+int main(int argc, char **argv)
+{
+    watcher *ws;
+    char u[512];
+    pthread_t th;
+    while (argc > 1 && !strncmp(argv[1], "--", 2)) {
+        if (!strcmp(argv[1], "--http2") || !strcmp(argv[1], "--http2-curl")) {
+            http2 = 1;
+            lean = !strcmp(argv[1], "--http2");
+        } else if (!strcmp(argv[1], "--conns") && argc > 2) {
+            conns = atoi(argv[2]);
+            argv++, argc--;
+        } else {
+            argc = 0;
+            break;
+        }
+        argv++, argc--;
+    }
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_watch [--http2 [--conns K]|--http2-curl] URL TOKEN CA-FILE [WATCHERS] [CREATES]\n");
+        return 2;
+    }
+    url = argv[1];
+    token = argv[2];
+    ca = argv[3];
+    if (argc > 4)
+        nwatch = atoi(argv[4]);
+    if (argc > 5)
+        ncreate = atoi(argv[5]);
+    curl_global_init(CURL_GLOBAL_ALL);
+    sent = calloc((size_t)ncreate, sizeof *sent);
+    acked = calloc((size_t)ncreate, sizeof *acked);
+    lat_sent = calloc((size_t)ncreate * (size_t)nwatch, sizeof *lat_sent);
+    lat_acked = calloc((size_t)ncreate * (size_t)nwatch, sizeof *lat_acked);
+    ws = calloc((size_t)nwatch, sizeof *ws);
+    /* Only this run's claims match. Like an informer, list first and
+     * watch from the list's version: no initial scan per watcher. */
+    run = (long)time(NULL) * 1000 + (long)(now_s() * 1000) % 1000;
+    {
+        char lu[512], rv[32] = "0";
+        list_rv(lu, sizeof lu, rv, sizeof rv);
+        snprintf(u, sizeof u, "%s%s?watch=true&resourceVersion=%s&labelSelector=bench%%3D%ld",
+                 url, NS, rv, run);
+    }
+    pthread_create(&th, NULL, creator, NULL);
+    if (lean)
+        lean_watch(u, ws);
+    else
+        curl_watch(u, ws);
     pthread_join(th, NULL);
     /* The first watcher to see an event marks (nearly) its commit: the
      * spread after it is the fan-out itself, without the create's own
@@ -312,12 +380,7 @@ int main(int argc, char **argv)
     report("after the first watcher saw it    ", lat_first, atomic_load(&nlat));
     free(first);
     free(lat_first);
-    for (int i = 0; i < nwatch; i++) {
-        curl_multi_remove_handle(m, hs[i]);
-        curl_easy_cleanup(hs[i]);
-    }
-    curl_multi_cleanup(m);
-    curl_slist_free_all(h);
+    free(ws);
     curl_global_cleanup();
     return 0;
 }

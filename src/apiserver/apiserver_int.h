@@ -30,6 +30,8 @@ struct dra_apiserver {
     dra_log_source_fn log_fn;
     void *log_ud;
     api_stream *streams; /* open watch streams, for the ticker */
+    char **filter_keys;  /* selectors of watches, interned: api_filter_key */
+    size_t nfilter_keys, cap_filter_keys;
 
     pthread_t bg;
     pthread_mutex_t bglock;
@@ -222,12 +224,20 @@ struct api_field_sel;
 typedef struct api_filter {
     struct api_label_sel *labels;
     struct api_field_sel *fields;
-    int active; /* some requirement to check */
+    int active;   /* some requirement to check */
+    uint32_t key; /* the selectors' interned id, 0 when none: objects
+                   * remember their last answer to a key */
 } api_filter;
 
 /* The request's labelSelector and fieldSelector, parsed in r->a. On a
  * bad selector answers 400 and returns DRA_EINVAL; DRA_ENOMEM. */
 DRA_HIDDEN dra_err api_filter_parse(api_req *r, api_filter *f);
+/* The id of the request's selectors on its resource, the same for
+ * every request with the same ones (1, 2, ...; 0 past API_FILTER_KEYS
+ * distinct ones, or out of memory). Watches use it so that 1,000 of them
+ * with one selector test each object once. */
+#define API_FILTER_KEYS 4096
+DRA_HIDDEN uint32_t api_filter_key(api_req *r);
 /* 1 when the object document |obj| of |res| passes |f|. */
 DRA_HIDDEN int api_filter_match(const api_resource *res, const api_filter *f,
                                 const dra_doc *obj);

@@ -8,6 +8,7 @@
  * api_prepare (write.c) and one store write with a precondition.
  */
 #define _GNU_SOURCE
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,34 @@ dra_err api_filter_parse(api_req *r, api_filter *f)
     return DRA_OK;
 }
 
+uint32_t api_filter_key(api_req *r)
+{
+    dra_apiserver *srv = r->srv;
+    const char *ls = api_q(r, "labelSelector"), *fs = api_q(r, "fieldSelector");
+    char *k = NULL;
+    size_t len;
+    uint32_t id = 0;
+    /* NUL-separated, so no selector text can forge another's key. */
+    len = strlen(r->res->resource) + strlen(ls ? ls : "") + strlen(fs ? fs : "") + 3;
+    if (!(k = dra_malloc(srv->mem, len)))
+        return 0;
+    snprintf(k, len, "%s%c%s%c%s", r->res->resource, 0, ls ? ls : "", 0, fs ? fs : "");
+    pthread_mutex_lock(&srv->lock);
+    for (size_t i = 0; i < srv->nfilter_keys && !id; i++)
+        if (!memcmp(srv->filter_keys[i], k, len))
+            id = (uint32_t)i + 1;
+    if (!id && srv->nfilter_keys < API_FILTER_KEYS &&
+        !dra_grow(srv->mem, (void **)&srv->filter_keys, &srv->cap_filter_keys,
+                  srv->nfilter_keys + 1, sizeof *srv->filter_keys)) {
+        srv->filter_keys[srv->nfilter_keys++] = k;
+        id = (uint32_t)srv->nfilter_keys;
+        k = NULL;
+    }
+    pthread_mutex_unlock(&srv->lock);
+    dra_free(srv->mem, k);
+    return id;
+}
+
 int api_filter_match(const api_resource *res, const api_filter *f,
                      const dra_doc *obj)
 {
@@ -214,6 +243,8 @@ typedef struct objsum {
     dra_store_aux base;
     dra_arena a;
     dra_doc *skel;
+    /* The last answer: filter key << 1 | passed (0: none yet). */
+    _Atomic uint64_t memo;
 } objsum;
 
 static void objsum_free(dra_store_aux *aux)
@@ -267,12 +298,12 @@ static dra_doc *skeleton(dra_arena *a, const dra_doc *obj)
 
 /* The selector view of |o|, built and attached on first use; NULL when
  * it cannot be built (out of memory, or not an object). */
-static const dra_doc *summary(dra_store_obj *o, dra_arena *scratch)
+static objsum *summary(dra_store_obj *o, dra_arena *scratch)
 {
     objsum *sum = (objsum *)dra_store_obj_aux(o), *won;
     dra_doc *d;
     if (sum)
-        return sum->skel;
+        return sum;
     if (api_doc_parse(scratch, o->json, o->len, &d) || d->kind != DRA_DOC_MAP)
         return NULL;
     sum = dra_calloc(scratch->mem, 1, sizeof *sum);
@@ -289,18 +320,28 @@ static const dra_doc *summary(dra_store_obj *o, dra_arena *scratch)
     won = (objsum *)dra_store_obj_aux_attach(o, &sum->base);
     if (won != sum)
         objsum_free(&sum->base);
-    return won->skel;
+    return won;
 }
 
 /* Whether stored object |o| passes |f|. */
 int api_filter_obj(const api_resource *res, const api_filter *f,
                    dra_store_obj *o, dra_arena *scratch)
 {
-    const dra_doc *d;
+    objsum *sum;
+    uint64_t m;
+    int pass;
     if (!f->active)
         return 1;
-    d = summary(o, scratch);
-    return d && api_filter_match(res, f, d);
+    if (!(sum = summary(o, scratch)))
+        return 0;
+    m = atomic_load_explicit(&sum->memo, memory_order_relaxed);
+    if (f->key && m >> 1 == f->key)
+        return (int)(m & 1);
+    pass = api_filter_match(res, f, sum->skel);
+    if (f->key)
+        atomic_store_explicit(&sum->memo, (uint64_t)f->key << 1 | (uint64_t)pass,
+                              memory_order_relaxed);
+    return pass;
 }
 
 /* |remaining| < 0: unknown (a selector), so omitted as kube-apiserver

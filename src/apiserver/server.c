@@ -211,6 +211,9 @@ void dra_apiserver_free(dra_apiserver *srv)
         pthread_join(srv->bg, NULL);
     }
     api_gc_free(srv->gc);
+    for (size_t i = 0; i < srv->nfilter_keys; i++)
+        dra_free(srv->mem, srv->filter_keys[i]);
+    dra_free(srv->mem, srv->filter_keys);
     pthread_mutex_destroy(&srv->lock);
     pthread_mutex_destroy(&srv->bglock);
     pthread_cond_destroy(&srv->bgcv);

@@ -344,6 +344,8 @@ static dra_err stream_filters(api_req *r, api_stream *s)
     dra_err e;
     r->a = s->a;
     e = api_filter_parse(r, &s->f);
+    if (!e && s->f.active)
+        s->f.key = api_filter_key(r);
     s->a = r->a;
     r->a = keep;
     return e;

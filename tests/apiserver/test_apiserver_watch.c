@@ -112,6 +112,52 @@ static void test_watch_from_now(void **state)
     fx_close(&f);
 }
 
+/* Watches with different selectors read the same objects in turn (each
+ * object remembers its last answer per selector): every watch still sees
+ * exactly its own selection, and two with one selector the same. */
+static void test_watch_selectors_interleaved(void **state)
+{
+    fx f;
+    tw wx[2], wy, wn;
+    size_t nx;
+    (void)state;
+    fx_open(&f, NULL, 0);
+    tw_open(&f, &wx[0], SLICES "?watch=true&labelSelector=t%3Dx");
+    tw_open(&f, &wy, SLICES "?watch=true&labelSelector=t%3Dy");
+    tw_open(&f, &wx[1], SLICES "?watch=true&labelSelector=t%3Dx");
+    tw_open(&f, &wn, SLICES "?watch=true&labelSelector=t%3Dx&fieldSelector=spec.nodeName%3Dn2");
+    fx_req(&f, "POST", SLICES, SLICE("a", "n1", ",\"labels\":{\"t\":\"x\"}"));
+    fx_req(&f, "POST", SLICES, SLICE("b", "n2", ",\"labels\":{\"t\":\"y\"}"));
+    fx_req(&f, "POST", SLICES, SLICE("c", "n2", ",\"labels\":{\"t\":\"x\"}"));
+    FX_ASSERT_CODE(&f, 201);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(tw_read(&wx[i]), 2);
+        assert_true(tw_event(&wx[i], 0, "ADDED", "a"));
+        assert_true(tw_event(&wx[i], 1, "ADDED", "c"));
+    }
+    assert_int_equal(tw_read(&wy), 1);
+    assert_true(tw_event(&wy, 0, "ADDED", "b"));
+    assert_int_equal(tw_read(&wn), 1);
+    assert_true(tw_event(&wn, 0, "ADDED", "c"));
+    /* b moves from y to x: the old state is judged again per selector. */
+    fx_req(&f, "PUT", SLICES "/b", SLICE("b", "n2", ",\"labels\":{\"t\":\"x\"}"));
+    FX_ASSERT_CODE(&f, 200);
+    assert_int_equal(tw_read(&wy), 2);
+    assert_true(tw_event(&wy, 1, "DELETED", "b"));
+    nx = tw_read(&wx[1]);
+    assert_int_equal(nx, 3);
+    assert_true(tw_event(&wx[1], 2, "ADDED", "b"));
+    assert_int_equal(tw_read(&wn), 2);
+    assert_true(tw_event(&wn, 1, "ADDED", "b"));
+    assert_int_equal(tw_read(&wx[0]), 3);
+    assert_true(tw_event(&wx[0], 2, "ADDED", "b"));
+    tw_close(&wx[0]);
+    tw_close(&wx[1]);
+    tw_close(&wy);
+    tw_close(&wn);
+    fx_close(&f);
+}
+
 /* kubectl get X -w: rv 0 and a metadata.name selector. */
 static void test_watch_by_name(void **state)
 {
@@ -488,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_watch_from_now),
         cmocka_unit_test(test_watch_exact),
         cmocka_unit_test(test_watch_by_name),
+        cmocka_unit_test(test_watch_selectors_interleaved),
         cmocka_unit_test(test_watch_initial_events),
         cmocka_unit_test(test_watch_gone),
         cmocka_unit_test(test_watch_timeout),
