@@ -30,7 +30,7 @@ struct dra_apiserver {
     dra_log_source_fn log_fn;
     void *log_ud;
     api_stream *streams; /* open watch streams, for the ticker */
-    char **filter_keys;  /* selectors of watches, interned: api_filter_key */
+    struct api_fkey *filter_keys; /* selectors of watches: api_filter_key */
     size_t nfilter_keys, cap_filter_keys;
 
     pthread_t bg;
@@ -237,6 +237,10 @@ DRA_HIDDEN dra_err api_filter_parse(api_req *r, api_filter *f);
  * distinct ones, or out of memory). Watches use it so that 1,000 of them
  * with one selector test each object once. */
 #define API_FILTER_KEYS 4096
+typedef struct api_fkey {
+    char *k; /* resource, label selector, field selector, NUL-separated */
+    size_t len;
+} api_fkey;
 DRA_HIDDEN uint32_t api_filter_key(api_req *r);
 /* 1 when the object document |obj| of |res| passes |f|. */
 DRA_HIDDEN int api_filter_match(const api_resource *res, const api_filter *f,

@@ -211,12 +211,12 @@ uint32_t api_filter_key(api_req *r)
     snprintf(k, len, "%s%c%s%c%s", r->res->resource, 0, ls ? ls : "", 0, fs ? fs : "");
     pthread_mutex_lock(&srv->lock);
     for (size_t i = 0; i < srv->nfilter_keys && !id; i++)
-        if (!memcmp(srv->filter_keys[i], k, len))
+        if (srv->filter_keys[i].len == len && !memcmp(srv->filter_keys[i].k, k, len))
             id = (uint32_t)i + 1;
     if (!id && srv->nfilter_keys < API_FILTER_KEYS &&
         !dra_grow(srv->mem, (void **)&srv->filter_keys, &srv->cap_filter_keys,
                   srv->nfilter_keys + 1, sizeof *srv->filter_keys)) {
-        srv->filter_keys[srv->nfilter_keys++] = k;
+        srv->filter_keys[srv->nfilter_keys++] = (api_fkey){k, len};
         id = (uint32_t)srv->nfilter_keys;
         k = NULL;
     }

@@ -212,7 +212,7 @@ void dra_apiserver_free(dra_apiserver *srv)
     }
     api_gc_free(srv->gc);
     for (size_t i = 0; i < srv->nfilter_keys; i++)
-        dra_free(srv->mem, srv->filter_keys[i]);
+        dra_free(srv->mem, srv->filter_keys[i].k);
     dra_free(srv->mem, srv->filter_keys);
     pthread_mutex_destroy(&srv->lock);
     pthread_mutex_destroy(&srv->bglock);
