@@ -90,6 +90,7 @@ struct api_h2c {
     int njobs;
     int shutting;
     size_t body_bytes; /* buffered request bodies of all streams */
+    dra_buf *sink;     /* api_h2c_send's output, for send_data */
 };
 
 /* ---- the mailbox ---------------------------------------------------------------- */
@@ -264,17 +265,35 @@ static ssize_t read_body(nghttp2_session *session, int32_t id, uint8_t *buf,
             }
         }
     }
+    (void)buf;
     n = s->out.len - s->off;
     if (n > length)
         n = length;
+    /* send_data copies the bytes straight to the connection's output
+     * (and moves s->off), not through nghttp2's frame buffer. */
     if (n)
-        memcpy(buf, s->out.p + s->off, n);
-    s->off += n;
-    if (s->off == s->out.len && (!s->st || s->eof))
+        *flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (s->off + n == s->out.len && (!s->st || s->eof))
         *flags |= NGHTTP2_DATA_FLAG_EOF;
     else if (!n)
         return NGHTTP2_ERR_DEFERRED;
     return (ssize_t)n;
+}
+
+/* A DATA frame whose read said NO_COPY: its header, then its bytes from
+ * the stream's buffer. drad never pads frames. */
+static int send_data(nghttp2_session *session, nghttp2_frame *frame,
+                     const uint8_t *framehd, size_t length, nghttp2_data_source *src,
+                     void *ud)
+{
+    api_h2c *c = ud;
+    h2s *s = src->ptr;
+    (void)session, (void)frame;
+    if (!c->sink || dra_buf_append(c->sink, framehd, 9) ||
+        dra_buf_append(c->sink, s->out.p + s->off, length))
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    s->off += length;
+    return 0;
 }
 
 /* Submits |r| as the answer of |s|, taking its body and stream. */
@@ -617,6 +636,7 @@ static dra_err session_new(api_h2c *c)
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, on_data_chunk);
     nghttp2_session_callbacks_set_on_frame_recv_callback(cb, on_frame_recv);
     nghttp2_session_callbacks_set_on_frame_send_callback(cb, on_frame_send);
+    nghttp2_session_callbacks_set_send_data_callback(cb, send_data);
     nghttp2_session_callbacks_set_on_stream_close_callback(cb, on_stream_close);
     /* Flow-control windows are replenished as bytes are taken: bodies
      * are bounded by max_body and H2_MAX_CONN_BODY instead. */
@@ -683,17 +703,24 @@ dra_err api_h2c_recv(api_h2c *c, const uint8_t *p, size_t len)
 
 dra_err api_h2c_send(api_h2c *c, dra_buf *out, size_t max)
 {
+    dra_err e = DRA_OK;
+    c->sink = out;
     while (out->len < max) {
         const uint8_t *data;
         ssize_t n = nghttp2_session_mem_send(c->session, &data);
-        if (n < 0)
-            return n == NGHTTP2_ERR_NOMEM ? DRA_ENOMEM : DRA_EPARSE;
+        if (n < 0) {
+            e = n == NGHTTP2_ERR_NOMEM || out->oom ? DRA_ENOMEM : DRA_EPARSE;
+            break;
+        }
         if (n == 0)
             break;
-        if (dra_buf_append(out, data, (size_t)n))
-            return DRA_ENOMEM;
+        if (dra_buf_append(out, data, (size_t)n)) {
+            e = DRA_ENOMEM;
+            break;
+        }
     }
-    return DRA_OK;
+    c->sink = NULL;
+    return e;
 }
 
 /* A job's answer, on the connection's thread. */
