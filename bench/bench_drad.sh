@@ -35,6 +35,9 @@ start() {
   while IFS= read -r line <&3; do
     case $line in *kubeconfig:*) break ;; esac
   done
+  # drad prints its line once its listeners serve: the time to it is
+  # drad's own; the first answer below adds curl's start and handshake.
+  t_line=$(date +%s%N)
   case $line in *kubeconfig:*) ;; *) echo "drad exited:"; cat "$dir/err"; exit 1 ;; esac
   echo "$line" >"$dir/out"
   cat <&3 >>"$dir/out" & # drains the rest, so drad never blocks on stdout
@@ -46,6 +49,7 @@ start() {
   until curl -s -o /dev/null --cacert "$dir/data/ca.crt" -H "Authorization: Bearer $token" "$url/healthz"; do :; done
   t1=$(date +%s%N)
   ready_ms=$(( (t1 - t0) / 1000000 ))
+  line_ms=$(( (t_line - t0) / 1000000 ))
 }
 stop() { kill -TERM "$pid"; wait "$pid" 2>/dev/null; pid=; }
 rss() { awk '/VmRSS/ {printf "%.1f MiB", $2/1024}' "/proc/$pid/status"; }
@@ -70,7 +74,7 @@ LUA
 
 start
 sed -i "s/TOKEN/$token/" "$dir/create.lua" "$dir/slice.lua" "$dir/get.lua"
-echo "drad ready (empty store): ${ready_ms} ms after exec; RSS idle $(rss)"
+echo "drad ready (empty store): its ready line ${line_ms} ms after exec, the first answer to curl ${ready_ms} ms; RSS idle $(rss)"
 C=/apis/resource.k8s.io/v1/namespaces/default/resourceclaims
 rate() { awk '/Requests\/sec/ {printf "%.0f", $2}'; }
 for c in 1 64; do
@@ -155,7 +159,7 @@ while [ "$total" -lt 100000 ]; do
 done
 stop
 start
-echo "drad ready with $total stored objects: ${ready_ms} ms after exec (RSS $(rss))"
+echo "drad ready with $total stored objects: its ready line ${line_ms} ms after exec, the first answer to curl ${ready_ms} ms (RSS $(rss))"
 echo "database: $(du -m "$dir/data/state.db" | cut -f1) MiB"
 
 # Lists while objects come and go: on the 100,000 claims, each of 20
