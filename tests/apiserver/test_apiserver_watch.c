@@ -112,6 +112,13 @@ static void test_watch_from_now(void **state)
     fx_close(&f);
 }
 
+/* After a read, |w| has |n| events and the last is |type| of |name|. */
+static void tw_expect(tw *w, size_t n, const char *type, const char *name)
+{
+    assert_int_equal(tw_read(w), n);
+    assert_true(tw_event(w, n - 1, type, name));
+}
+
 /* Watches with different selectors read the same objects in turn (each
  * object remembers its last answer per selector): every watch still sees
  * exactly its own selection, and two with one selector the same. */
@@ -119,7 +126,6 @@ static void test_watch_selectors_interleaved(void **state)
 {
     fx f;
     tw wx[2], wy, wn;
-    size_t nx;
     (void)state;
     fx_open(&f, NULL, 0);
     tw_open(&f, &wx[0], SLICES "?watch=true&labelSelector=t%3Dx");
@@ -131,26 +137,18 @@ static void test_watch_selectors_interleaved(void **state)
     fx_req(&f, "POST", SLICES, SLICE("c", "n2", ",\"labels\":{\"t\":\"x\"}"));
     FX_ASSERT_CODE(&f, 201);
     for (int i = 0; i < 2; i++) {
-        assert_int_equal(tw_read(&wx[i]), 2);
+        tw_expect(&wx[i], 2, "ADDED", "c");
         assert_true(tw_event(&wx[i], 0, "ADDED", "a"));
-        assert_true(tw_event(&wx[i], 1, "ADDED", "c"));
     }
-    assert_int_equal(tw_read(&wy), 1);
-    assert_true(tw_event(&wy, 0, "ADDED", "b"));
-    assert_int_equal(tw_read(&wn), 1);
-    assert_true(tw_event(&wn, 0, "ADDED", "c"));
+    tw_expect(&wy, 1, "ADDED", "b");
+    tw_expect(&wn, 1, "ADDED", "c");
     /* b moves from y to x: the old state is judged again per selector. */
     fx_req(&f, "PUT", SLICES "/b", SLICE("b", "n2", ",\"labels\":{\"t\":\"x\"}"));
     FX_ASSERT_CODE(&f, 200);
-    assert_int_equal(tw_read(&wy), 2);
-    assert_true(tw_event(&wy, 1, "DELETED", "b"));
-    nx = tw_read(&wx[1]);
-    assert_int_equal(nx, 3);
-    assert_true(tw_event(&wx[1], 2, "ADDED", "b"));
-    assert_int_equal(tw_read(&wn), 2);
-    assert_true(tw_event(&wn, 1, "ADDED", "b"));
-    assert_int_equal(tw_read(&wx[0]), 3);
-    assert_true(tw_event(&wx[0], 2, "ADDED", "b"));
+    tw_expect(&wy, 2, "DELETED", "b");
+    tw_expect(&wx[1], 3, "ADDED", "b");
+    tw_expect(&wn, 2, "ADDED", "b");
+    tw_expect(&wx[0], 3, "ADDED", "b");
     tw_close(&wx[0]);
     tw_close(&wx[1]);
     tw_close(&wy);
