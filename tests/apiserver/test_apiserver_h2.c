@@ -460,6 +460,42 @@ static void test_h2_stop_with_streams(void **state)
     hfx_close(&x);
 }
 
+/* Large answers to a client that reads nothing for a while: more than
+ * the loopback socket buffers hold, so the server's records wait in its
+ * output (partial sends, EAGAIN, reads of requests held back), then every
+ * byte of every answer arrives in order. */
+static void test_h2_slow_reader(void **state)
+{
+    hfx x;
+    hc c;
+    hc_stream one, st[160];
+    watches w = {st, 160, NULL};
+    (void)state;
+    hfx_open(&x);
+    hfx_connect(&x, &c);
+    assert_int_equal(hc_req(&c, &one, "GET", "/openapi/v3/api/v1", x.cr.token, NULL), 200);
+    assert_true(one.body.len > 64 * 1024); /* 160 of them: 16 MiB and more */
+    /* Flow control lets the server send it all; the socket does not. */
+    assert_int_equal(nghttp2_session_set_local_window_size(c.s, NGHTTP2_FLAG_NONE, 0, 1 << 30), 0);
+    for (int i = 0; i < 160; i++)
+        hc_submit(&c, &st[i], "GET", "/openapi/v3/api/v1", x.cr.token, NULL, 0, 1);
+    hc_send(&c);
+    usleep(300 * 1000);
+    assert_true(hc_run(&c, all_closed, &w, 20000));
+    for (int i = 0; i < 160; i++) {
+        assert_int_equal(st[i].status, 200);
+        assert_int_equal(st[i].body.len, one.body.len);
+        assert_memory_equal(st[i].body.p, one.body.p, one.body.len);
+        hc_stream_fini(&st[i]);
+    }
+    hc_stream_fini(&one);
+    /* Still serving on the same connection. */
+    assert_int_equal(hc_req(&c, &one, "GET", NS, x.cr.token, NULL), 200);
+    hc_stream_fini(&one);
+    hc_free(&c);
+    hfx_close(&x);
+}
+
 int main(void)
 {
     if (getenv("H2_FILTER"))
@@ -475,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_h2_rst_watch),
         cmocka_unit_test(test_h2_bad_clients),
         cmocka_unit_test(test_h2_stop_with_streams),
+        cmocka_unit_test(test_h2_slow_reader),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
