@@ -73,7 +73,9 @@ static void scan(watcher *w, const char *p, size_t len)
         hit = strstr(w->partial, "\"name\":\"bench-");
         if (hit && strstr(w->partial, "\"type\":\"ADDED\"")) {
             int k = atoi(hit + 14);
-            if (k >= 0 && k < ncreate) {
+            if (k >= 0 && k < ncreate &&
+                atomic_load(&nlat) < (size_t)ncreate * (size_t)nwatch) {
+                /* One thread records (the watch loop): the check holds. */
                 size_t j = atomic_fetch_add(&nlat, 1);
                 /* Arrival times now, the differences once all is known
                  * (an event may come before its create's 201). */
