@@ -232,15 +232,17 @@ typedef struct api_filter {
 /* The request's labelSelector and fieldSelector, parsed in r->a. On a
  * bad selector answers 400 and returns DRA_EINVAL; DRA_ENOMEM. */
 DRA_HIDDEN dra_err api_filter_parse(api_req *r, api_filter *f);
+/* An interned selector key (srv->filter_keys): resource, label
+ * selector, field selector, NUL-separated. */
+#define API_FILTER_KEYS 4096
+typedef struct api_fkey {
+    char *k;
+    size_t len;
+} api_fkey;
 /* The id of the request's selectors on its resource, the same for
  * every request with the same ones (1, 2, ...; 0 past API_FILTER_KEYS
  * distinct ones, or out of memory). Watches use it so that 1,000 of them
  * with one selector test each object once. */
-#define API_FILTER_KEYS 4096
-typedef struct api_fkey {
-    char *k; /* resource, label selector, field selector, NUL-separated */
-    size_t len;
-} api_fkey;
 DRA_HIDDEN uint32_t api_filter_key(api_req *r);
 /* 1 when the object document |obj| of |res| passes |f|. */
 DRA_HIDDEN int api_filter_match(const api_resource *res, const api_filter *f,
