@@ -47,11 +47,15 @@
 #include "dra/cel.h"
 
 #define CEL_FUNC DRA_HIDDEN
-/* Keeps a slow path out of its fast caller, which then stays a leaf. */
+/* CEL_NOINLINE keeps a slow path out of its fast caller, which then
+ * stays a leaf; CEL_ALWAYS_INLINE keeps a fast path inline in each of its
+ * hot callers, which the inliner's budget stops doing once there are two. */
 #if defined(__GNUC__) || defined(__clang__)
 #define CEL_NOINLINE __attribute__((noinline))
+#define CEL_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define CEL_NOINLINE
+#define CEL_ALWAYS_INLINE inline
 #endif
 
 /* ---- values ---------------------------------------------------------- */

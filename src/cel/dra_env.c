@@ -373,15 +373,36 @@ static CEL_NOINLINE dra_err eval_device(const dra_cel_program *p, dra_cel_vm *vm
     return DRA_ETYPE;
 }
 
+/* A selector of one device comparison other than device.driver's (one
+ * attribute, capacity or regex test): the inline path in a function of
+ * its own, which saves fewer registers than eval_device. */
+static CEL_NOINLINE dra_err eval_one_term(const dra_cel_program *p, dra_cel_vm *vm,
+                                          const dra_cel_prepared *dev, int *result,
+                                          dra_diag *d)
+{
+    uint64_t cost = 0;
+    int b = cel_cterm_fast(p->cterms, dev->fields, &cost);
+    if (b >= 0) {
+        vm->c.last_cost = cost;
+        *result = b;
+        return DRA_OK;
+    }
+    return eval_device(p, vm, dev, result, d);
+}
+
 dra_err dra_cel_eval_device(const dra_cel_program *p, dra_cel_vm *vm,
                             const dra_cel_prepared *dev, int *result, dra_diag *d)
 {
     /* device.driver == '...', the most common DeviceClass selector, with
-     * nothing around it (no registers to save, no call). */
-    if (p->conj_terms == 1 && p->code->op == CEL_OP_DEV_FIELD_EQ && p->cterms) {
+     * nothing around it (no registers to save, no call); another single
+     * term in eval_one_term. */
+    if (p->conj_terms == 1 && p->cterms) {
         const cel_cterm *t = p->cterms;
         uint64_t cost = 0;
-        int b = cel_cterm_str(t, &dev->fields[t->field], &cost);
+        int b;
+        if (p->code->op != CEL_OP_DEV_FIELD_EQ)
+            return eval_one_term(p, vm, dev, result, d);
+        b = cel_cterm_str(t, &dev->fields[t->field], &cost);
         if (b >= 0) {
             vm->c.last_cost = cost;
             *result = b;

@@ -185,19 +185,22 @@ static int only_byte(const uint8_t *set)
 }
 
 /* Literal atoms among the first eight into one word test (byte order as
- * loaded, whatever the machine's); the rest into chk. */
-static void literal_word(cel_fixre *f)
+ * loaded, whatever the machine's); the rest into chk and cls. */
+static void literal_word(cel_fixre *f, uint8_t (*set)[32])
 {
     unsigned char pm[8] = {0}, pv[8] = {0};
     f->pn = (uint8_t)(f->n < 8 ? f->n : 8);
     for (unsigned i = 0; i < f->n; i++) {
-        int b = i < 8 ? only_byte(f->set[i]) : -1;
+        int b = i < 8 ? only_byte(set[i]) : -1;
         if (b >= 0) {
             pm[i] = 0xff;
             pv[i] = (unsigned char)b;
-        } else {
-            f->chk[f->nchk++] = (uint8_t)i;
+            continue;
         }
+        for (unsigned c = 0; c < 256; c++)
+            if ((set[i][c >> 3] >> (c & 7)) & 1)
+                f->cls[c] |= (uint64_t)1 << f->nchk;
+        f->chk[f->nchk++] = (uint8_t)i;
     }
     memcpy(&f->pmask, pm, 8);
     memcpy(&f->pval, pv, 8);
@@ -227,15 +230,13 @@ cel_fixre *cel_fixre_compile(dra_arena *ar, const char *pat, size_t len, int *oo
             memcpy(s[n + k], s[n], 32);
         n += count;
     }
-    if (!(f = dra_arena_zalloc(ar, sizeof *f + n * 32))) {
+    if (!(f = dra_arena_zalloc(ar, sizeof *f))) {
         *oom = 1;
         return NULL;
     }
     f->start = (uint8_t)start;
     f->end = (uint8_t)end;
     f->n = (uint16_t)n;
-    if (n)
-        memcpy(f->set, s, n * 32);
-    literal_word(f);
+    literal_word(f, s);
     return f;
 }

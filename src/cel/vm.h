@@ -196,17 +196,18 @@ static inline int cel_ckey_eq(const cel_ckey *k, const char *s)
 #define CEL_DRA_EST_STRLEN 64
 
 /* A pattern whose matches are a fixed run of single-byte atoms
- * (regex_fixed.c): atom i matches the bytes in set[i]; start / end: the
- * pattern begins with ^ / ends with $. The atoms among the first eight
- * that are one literal byte are tested together as one word (pval under
- * pmask, the first pn bytes); chk lists the others, tested one by one. */
+ * (regex_fixed.c); start / end: the pattern begins with ^ / ends with $.
+ * The atoms among the first eight that are one literal byte are tested
+ * together as one word (pval under pmask, the first pn bytes); chk lists
+ * the others, tested one by one: atom chk[k] matches byte c when bit k of
+ * cls[c] is set (one load per atom, whatever its set). */
 #define CEL_FIXRE_MAX 64
 typedef struct cel_fixre {
     uint64_t pmask, pval;
     uint16_t n;
     uint8_t start, end, pn, nchk;
     uint8_t chk[CEL_FIXRE_MAX];
-    uint8_t set[][32];
+    uint64_t cls[256];
 } cel_fixre;
 
 /* The pattern |pat| as a cel_fixre in |ar|, or NULL when it is not of
@@ -230,11 +231,9 @@ static inline int cel_fixre_at(const cel_fixre *f, const unsigned char *s, size_
         if ((w & f->pmask) != f->pval)
             return 0;
     }
-    for (size_t k = 0; k < f->nchk; k++) {
-        unsigned i = f->chk[k];
-        if (!((f->set[i][s[i] >> 3] >> (s[i] & 7)) & 1))
+    for (size_t k = 0; k < f->nchk; k++)
+        if (!((f->cls[s[f->chk[k]]] >> k) & 1))
             return 0;
-    }
     return 1;
 }
 
@@ -389,7 +388,7 @@ static inline int cel_cterm_str(const cel_cterm *t, const cel_value *v, uint64_t
 /* The common term: a device string equal to a string constant, or a
  * capacity against a quantity; 1 or 0, or -1 when the full path must
  * decide (missing key, other kinds). */
-static inline int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, uint64_t *cost)
+static CEL_ALWAYS_INLINE int cel_cterm_fast(const cel_cterm *t, const cel_value *fields, uint64_t *cost)
 {
     const cel_value *v = &fields[t->field];
     if (t->op != CEL_OP_DEV_FIELD_EQ) {
